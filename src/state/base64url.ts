@@ -1,0 +1,60 @@
+/**
+ * Strict base64url (RFC 4648 §5, no padding). Decoding refuses anything a canonical encoder
+ * would not produce — wrong alphabet, impossible length, non-zero trailing bits — so every
+ * distinct token string maps to distinct bytes and no character change goes unnoticed.
+ */
+
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const VALUE = new Int16Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i++) VALUE[ALPHABET.charCodeAt(i)] = i;
+
+const NodeBuffer: typeof Buffer | undefined = (globalThis as { Buffer?: typeof Buffer }).Buffer;
+
+/** Encode bytes as unpadded base64url. */
+export function encodeBase64url(bytes: Uint8Array): string {
+  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
+  let out = "";
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += ALPHABET[n >> 18]! + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]! + ALPHABET[n & 63]!;
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    out += ALPHABET[n >> 18]! + ALPHABET[(n >> 12) & 63]!;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    out += ALPHABET[n >> 18]! + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]!;
+  }
+  return out;
+}
+
+/** Decode canonical unpadded base64url, or return `undefined` for any non-canonical input. */
+export function decodeBase64url(text: string): Uint8Array | undefined {
+  const rest = text.length % 4;
+  if (rest === 1) return undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || VALUE[c]! < 0) return undefined;
+  }
+  // The last character of a 2- or 3-char group carries 4 or 2 unused bits; they must be zero.
+  if (rest !== 0) {
+    const last = VALUE[text.charCodeAt(text.length - 1)]!;
+    if ((rest === 2 && (last & 15) !== 0) || (rest === 3 && (last & 3) !== 0)) return undefined;
+  }
+  if (NodeBuffer) return new Uint8Array(NodeBuffer.from(text, "base64url"));
+  const out = new Uint8Array(Math.floor((text.length * 3) / 4));
+  let bits = 0;
+  let acc = 0;
+  let o = 0;
+  for (let i = 0; i < text.length; i++) {
+    acc = (acc << 6) | VALUE[text.charCodeAt(i)]!;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (acc >> bits) & 255;
+    }
+  }
+  return out;
+}

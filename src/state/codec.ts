@@ -1,0 +1,177 @@
+import superjson from "superjson";
+import { decodeBase64url, encodeBase64url } from "./base64url.js";
+import { digestOf } from "./canonical.js";
+import { type Claims, claimsSchema, type OpenedState, type StateBinding } from "./claims.js";
+import { type CryptoBackend, constantTimeEqual, defaultBackend, portableBackend } from "./crypto.js";
+import { StateConfigError, StateError } from "./errors.js";
+import { escapeReservedKeys, unescapeReservedKeys } from "./reserved-keys.js";
+import { buildKeyRing, type DerivedKey, type StateKey } from "./keyring.js";
+
+/** `signed`: HMAC-SHA256, payload readable by the client. `sealed`: AES-256-GCM, payload hidden. */
+export type StateMode = "signed" | "sealed";
+
+export interface StateCodecOptions {
+  /** Key ring: the first key seals, every key opens. Each secret ≥ 32 bytes. */
+  keys: readonly StateKey[];
+  /** Lifetime of a token; every round mints a fresh one. Default 600 (10 minutes). */
+  ttlSeconds?: number;
+  /** Tokens longer than this are refused before any decoding or crypto. Default 65536. */
+  maxTokenBytes?: number;
+  /** Default `sealed`: journals hold server-private step results. */
+  mode?: StateMode;
+  /** Milliseconds since the epoch; injectable for tests. */
+  clock?: () => number;
+  /** `portable` forces the pure-JS crypto (tests, benchmarks); default picks native when present. */
+  crypto?: "auto" | "portable";
+}
+
+export interface StateCodec<T = unknown> {
+  readonly mode: StateMode;
+  readonly ttlSeconds: number;
+  readonly maxTokenBytes: number;
+  /** Mint a token binding `data` to one call. Throws `StateError("too_large")` past the limit. */
+  seal(claims: { binding: StateBinding; data: T }): string;
+  /** Verify and decode; throws `StateError` with a stable `reason` on any failure. */
+  open(token: unknown, expected: StateBinding): OpenedState<T>;
+}
+
+const SIGNED = "y1s";
+const SEALED = "y1e";
+const IV_BYTES = 12;
+const GCM_TAG_BYTES = 16;
+const TOKEN_CHARS = /^[A-Za-z0-9_.-]*$/;
+const LOOKS_VERSIONED = /^y\d+[a-z]$/;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new StateConfigError(`${name} must be a positive integer`);
+  return value;
+}
+
+/** superjson text of the claims; payloads with reserved keys are escaped and flagged `x`. */
+function serialize(claims: Claims): string {
+  try {
+    return superjson.stringify(claims);
+  } catch {
+    return superjson.stringify({ ...claims, d: escapeReservedKeys(claims.d), x: 1 });
+  }
+}
+
+/** Create a requestState codec. See README "The requestState codec" for format and guarantees. */
+export function createStateCodec<T = unknown>(options: StateCodecOptions): StateCodec<T> {
+  const backend: CryptoBackend = options.crypto === "portable" ? portableBackend : defaultBackend;
+  const ring = buildKeyRing(options.keys, backend);
+  const byId = new Map(ring.map((k) => [k.id, k] as const));
+  const ttlSeconds = positiveInt("ttlSeconds", options.ttlSeconds, 600);
+  const maxTokenBytes = positiveInt("maxTokenBytes", options.maxTokenBytes, 65536);
+  const mode: StateMode = options.mode ?? "sealed";
+  if (mode !== "signed" && mode !== "sealed") throw new StateConfigError(`mode must be "signed" or "sealed"`);
+  const clock = options.clock ?? Date.now;
+  const signer = ring[0]!;
+
+  const principalHash = (key: DerivedKey, principal: string) =>
+    encodeBase64url(backend.hmacSha256(key.principal, encoder.encode(principal)).subarray(0, 16));
+
+  const macTag = (key: DerivedKey, signedPart: string) =>
+    encodeBase64url(backend.hmacSha256(key.mac, encoder.encode(signedPart)));
+
+  function seal({ binding, data }: { binding: StateBinding; data: T }): string {
+    const now = clock();
+    const claims: Claims = {
+      iat: now,
+      exp: now + ttlSeconds * 1000,
+      m: binding.method,
+      t: binding.target,
+      a: digestOf(binding.arguments ?? {}),
+      n: encodeBase64url(backend.randomBytes(12)),
+      d: data,
+    };
+    if (binding.principal !== undefined) claims.p = principalHash(signer, binding.principal);
+    const plaintext = encoder.encode(serialize(claims));
+    let token: string;
+    if (mode === "signed") {
+      const signedPart = `${SIGNED}.${signer.id}.${encodeBase64url(plaintext)}`;
+      token = `${signedPart}.${macTag(signer, signedPart)}`;
+    } else {
+      const header = `${SEALED}.${signer.id}`;
+      const iv = backend.randomBytes(IV_BYTES);
+      const sealed = backend.aesGcmSeal(signer.aead, iv, plaintext, encoder.encode(header));
+      const body = new Uint8Array(IV_BYTES + sealed.length);
+      body.set(iv, 0);
+      body.set(sealed, IV_BYTES);
+      token = `${header}.${encodeBase64url(body)}`;
+    }
+    if (token.length > maxTokenBytes) {
+      throw new StateError("too_large", `requestState would be ${token.length} bytes, over the ${maxTokenBytes}-byte limit`);
+    }
+    return token;
+  }
+
+  /** Verify the token's integrity and return the plaintext bytes and the key that opened them. */
+  function verify(token: string): { plaintext: Uint8Array; key: DerivedKey } {
+    const segments = token.split(".");
+    const version = segments[0]!;
+    if (version !== SIGNED && version !== SEALED) {
+      if (LOOKS_VERSIONED.test(version)) throw new StateError("unsupported_version", `requestState version "${version}" is not supported`);
+      throw new StateError("malformed", "requestState is not a token this server issued");
+    }
+    const expectedSegments = version === SIGNED ? 4 : 3;
+    if (segments.length !== expectedSegments || segments.some((s) => s === "")) {
+      throw new StateError("malformed", "requestState has the wrong number of segments");
+    }
+    const key = byId.get(segments[1]!);
+    if (!key) throw new StateError("unknown_key", "requestState was sealed with a key this server does not hold");
+
+    if (version === SIGNED) {
+      const tag = segments[3]!;
+      const signedPart = token.slice(0, token.length - tag.length - 1);
+      // Compare the canonical encodings: a tag whose unused bits differ is a different token.
+      if (!constantTimeEqual(encoder.encode(macTag(key, signedPart)), encoder.encode(tag))) {
+        throw new StateError("bad_signature", "requestState failed verification");
+      }
+      const plaintext = decodeBase64url(segments[2]!);
+      if (!plaintext) throw new StateError("malformed", "requestState payload is not base64url");
+      return { plaintext, key };
+    }
+    const body = decodeBase64url(segments[2]!);
+    if (!body || body.length < IV_BYTES + GCM_TAG_BYTES) throw new StateError("bad_signature", "requestState failed verification");
+    const header = `${SEALED}.${key.id}`;
+    const plaintext = backend.aesGcmOpen(key.aead, body.subarray(0, IV_BYTES), body.subarray(IV_BYTES), encoder.encode(header));
+    if (!plaintext) throw new StateError("bad_signature", "requestState failed verification");
+    return { plaintext, key };
+  }
+
+  function decodeClaims(plaintext: Uint8Array): Claims {
+    try {
+      const parsed = claimsSchema.safeParse(superjson.parse(decoder.decode(plaintext)));
+      if (parsed.success) return parsed.data.x === 1 ? { ...parsed.data, d: unescapeReservedKeys(parsed.data.d) } : parsed.data;
+    } catch {
+      // fall through: an authentic token that does not decode is still malformed
+    }
+    throw new StateError("malformed", "requestState payload could not be decoded");
+  }
+
+  function open(token: unknown, expected: StateBinding): OpenedState<T> {
+    if (typeof token !== "string") throw new StateError("malformed", "requestState must be a string");
+    // Size first: nothing about an oversized token is decoded or hashed.
+    if (token.length > maxTokenBytes) throw new StateError("too_large", `requestState is over the ${maxTokenBytes}-byte limit`);
+    if (!TOKEN_CHARS.test(token)) throw new StateError("malformed", "requestState contains characters outside base64url");
+    const { plaintext, key } = verify(token);
+    const claims = decodeClaims(plaintext);
+    if (clock() >= claims.exp) throw new StateError("expired", "requestState has expired; start the call again");
+    const mismatch =
+      claims.m !== expected.method || claims.t !== expected.target
+        ? "another tool, prompt or resource"
+        : claims.a !== digestOf(expected.arguments ?? {})
+          ? "other arguments"
+          : (claims.p ?? "") !== (expected.principal === undefined ? "" : principalHash(key, expected.principal))
+            ? "another principal"
+            : undefined;
+    if (mismatch) throw new StateError("wrong_binding", `requestState belongs to a call with ${mismatch}`);
+    return { data: claims.d as T, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id };
+  }
+
+  return { mode, ttlSeconds, maxTokenBytes, seal, open };
+}

@@ -1,0 +1,103 @@
+import { gcm } from "@noble/ciphers/aes.js";
+import { hmac } from "@noble/hashes/hmac.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+
+/**
+ * The few primitives the codec needs. On Node the native `node:crypto` is used (measured
+ * ≈ 1.9× faster for HMAC and ≈ 6× for AES-GCM than the audited pure-JS @noble libraries);
+ * elsewhere (Workers, Deno, browsers) the @noble implementations serve. Both produce the same
+ * bytes, so tokens move freely between runtimes.
+ */
+export interface CryptoBackend {
+  readonly name: "node" | "portable";
+  hmacSha256(key: Uint8Array, data: Uint8Array): Uint8Array;
+  sha256(data: Uint8Array): Uint8Array;
+  /** AES-256-GCM: returns ciphertext ‖ 16-byte tag. */
+  aesGcmSeal(key: Uint8Array, iv: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
+  /** AES-256-GCM open; `undefined` when the tag does not verify. */
+  aesGcmOpen(key: Uint8Array, iv: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array | undefined;
+  randomBytes(length: number): Uint8Array;
+}
+
+const GCM_TAG_BYTES = 16;
+
+function randomBytes(length: number): Uint8Array {
+  return globalThis.crypto.getRandomValues(new Uint8Array(length));
+}
+
+/** The pure-JS backend (@noble/hashes + @noble/ciphers). */
+export const portableBackend: CryptoBackend = {
+  name: "portable",
+  hmacSha256: (key, data) => hmac(sha256, key, data),
+  sha256: (data) => sha256(data),
+  aesGcmSeal: (key, iv, plaintext, aad) => gcm(key, iv, aad).encrypt(plaintext),
+  aesGcmOpen: (key, iv, sealed, aad) => {
+    try {
+      return gcm(key, iv, aad).decrypt(sealed);
+    } catch {
+      return undefined;
+    }
+  },
+  randomBytes,
+};
+
+type NodeCrypto = typeof import("node:crypto");
+
+function loadNodeCrypto(): NodeCrypto | undefined {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  return proc?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
+}
+
+function makeNodeBackend(c: NodeCrypto): CryptoBackend {
+  return {
+    name: "node",
+    hmacSha256: (key, data) => new Uint8Array(c.createHmac("sha256", key).update(data).digest()),
+    sha256: (data) => new Uint8Array(c.createHash("sha256").update(data).digest()),
+    aesGcmSeal: (key, iv, plaintext, aad) => {
+      const cipher = c.createCipheriv("aes-256-gcm", key, iv);
+      cipher.setAAD(aad);
+      const head = cipher.update(plaintext);
+      const tail = cipher.final();
+      const tag = cipher.getAuthTag();
+      const out = new Uint8Array(head.length + tail.length + tag.length);
+      out.set(head, 0);
+      out.set(tail, head.length);
+      out.set(tag, head.length + tail.length);
+      return out;
+    },
+    aesGcmOpen: (key, iv, sealed, aad) => {
+      if (sealed.length < GCM_TAG_BYTES) return undefined;
+      try {
+        const decipher = c.createDecipheriv("aes-256-gcm", key, iv, { authTagLength: GCM_TAG_BYTES });
+        decipher.setAAD(aad);
+        decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
+        const head = decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES));
+        const tail = decipher.final(); // throws when the tag does not verify
+        if (tail.length === 0) return new Uint8Array(head);
+        const out = new Uint8Array(head.length + tail.length);
+        out.set(head, 0);
+        out.set(tail, head.length);
+        return out;
+      } catch {
+        return undefined;
+      }
+    },
+    randomBytes: (length) => new Uint8Array(c.randomBytes(length)),
+  };
+}
+
+const nodeCrypto = loadNodeCrypto();
+
+/** The native backend where `node:crypto` is available, else `undefined`. */
+export const nodeBackend: CryptoBackend | undefined = nodeCrypto ? makeNodeBackend(nodeCrypto) : undefined;
+
+/** The fastest backend this runtime offers. */
+export const defaultBackend: CryptoBackend = nodeBackend ?? portableBackend;
+
+/** Compare two equal-purpose byte strings without an early exit (length is not secret). */
+export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}

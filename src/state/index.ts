@@ -1,0 +1,6 @@
+export { createStateCodec, type StateCodec, type StateCodecOptions, type StateMode } from "./codec.js";
+export { StateError, StateConfigError, type StateErrorReason } from "./errors.js";
+export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./keyring.js";
+export type { StateBinding, OpenedState } from "./claims.js";
+export { canonicalJson, digestOf } from "./canonical.js";
+export { encodeBase64url, decodeBase64url } from "./base64url.js";

@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { inputResponses } from "./input-responses.js";
+
+/** Request params of the three methods that may take part in a multi-round-trip call. */
+
+/** The envelope keys every 2026-07-28 request carries in `params._meta`. */
+export const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
+export const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
+export const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
+export const PROTOCOL_VERSION = "2026-07-28";
+
+/** What a client may declare; `elicitation: {}` means form mode only. */
+export const clientCapabilities = z.looseObject({
+  elicitation: z.looseObject({ form: z.looseObject({}).optional(), url: z.looseObject({}).optional() }).optional(),
+  sampling: z.looseObject({}).optional(),
+  roots: z.looseObject({}).optional(),
+});
+export type ClientCapabilities = z.infer<typeof clientCapabilities>;
+
+const multiRound = {
+  inputResponses: inputResponses.optional(),
+  requestState: z.string().optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+};
+
+export const callToolParams = z.looseObject({
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  ...multiRound,
+});
+export type CallToolParams = z.infer<typeof callToolParams>;
+
+export const getPromptParams = z.looseObject({
+  name: z.string(),
+  arguments: z.record(z.string(), z.string()).optional(),
+  ...multiRound,
+});
+export type GetPromptParams = z.infer<typeof getPromptParams>;
+
+export const readResourceParams = z.looseObject({
+  uri: z.string(),
+  ...multiRound,
+});
+export type ReadResourceParams = z.infer<typeof readResourceParams>;
+
+/** The only methods that may accept `inputResponses` and answer `input_required`. */
+export const MULTI_ROUND_METHODS = ["tools/call", "prompts/get", "resources/read"] as const;
+export type MultiRoundMethod = (typeof MULTI_ROUND_METHODS)[number];

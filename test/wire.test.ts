@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import {
+  callToolParams,
+  createMessageResult,
+  describeZodError,
+  elicitResult,
+  inputRequest,
+  inputRequiredResult,
+  listRootsResult,
+  resultType,
+} from "mcp-yield";
+
+// Examples in the shape the 2026-07-28 specification's MRTR pattern page shows.
+const specInputRequired = {
+  resultType: "input_required",
+  inputRequests: {
+    github_login: {
+      method: "elicitation/create",
+      params: {
+        mode: "form",
+        message: "Please provide your GitHub username",
+        requestedSchema: {
+          type: "object",
+          properties: { name: { type: "string" } },
+          required: ["name"],
+        },
+      },
+    },
+    summary: {
+      method: "sampling/createMessage",
+      params: {
+        messages: [{ role: "user", content: { type: "text", text: "Summarize" } }],
+        maxTokens: 100,
+      },
+    },
+    roots: { method: "roots/list" },
+    login: {
+      method: "elicitation/create",
+      params: { mode: "url", message: "Sign in", url: "https://example.com/login?x=1" },
+    },
+  },
+  requestState: "eyJzdGF0ZSI6MX0",
+};
+
+describe("wire schemas", () => {
+  it("parse the specification's input_required example", () => {
+    const parsed = inputRequiredResult.parse(specInputRequired);
+    expect(Object.keys(parsed.inputRequests ?? {})).toEqual(["github_login", "summary", "roots", "login"]);
+  });
+
+  it("accept a state-only input_required and refuse an empty one", () => {
+    expect(inputRequiredResult.safeParse({ resultType: "input_required", requestState: "x" }).success).toBe(true);
+    const empty = inputRequiredResult.safeParse({ resultType: "input_required" });
+    expect(empty.success).toBe(false);
+    expect(describeZodError(empty.error!)).toContain("inputRequests");
+  });
+
+  it("parse the three kinds of answers", () => {
+    expect(elicitResult.parse({ action: "accept", content: { name: "octocat" } }).action).toBe("accept");
+    expect(elicitResult.parse({ action: "decline" }).content).toBeUndefined();
+    expect(
+      createMessageResult.parse({ role: "assistant", content: { type: "text", text: "hi" }, model: "m", stopReason: "endTurn" }).model,
+    ).toBe("m");
+    expect(listRootsResult.parse({ roots: [{ uri: "file:///home/u/p", name: "p" }] }).roots).toHaveLength(1);
+  });
+
+  it("parse tools/call params carrying inputResponses and requestState", () => {
+    const p = callToolParams.parse({
+      name: "book_flight",
+      arguments: { destination: "Lisbon" },
+      inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
+      requestState: "y1e.k1.abc",
+      _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" },
+    });
+    expect(p.requestState).toBe("y1e.k1.abc");
+  });
+
+  const wrong: Array<[string, unknown, (x: unknown) => { success: boolean; error?: unknown }, string]> = [
+    ["elicit action", { action: "maybe" }, (x) => elicitResult.safeParse(x), "action"],
+    ["elicit content value", { action: "accept", content: { a: { nested: 1 } } }, (x) => elicitResult.safeParse(x), "content.a"],
+    ["sampling model", { role: "assistant", content: { type: "text", text: "x" } }, (x) => createMessageResult.safeParse(x), "model"],
+    ["root uri scheme", { roots: [{ uri: "https://x" }] }, (x) => listRootsResult.safeParse(x), "roots.0.uri"],
+    ["request method", { method: "tools/call", params: {} }, (x) => inputRequest.safeParse(x), "method"],
+    [
+      "requestedSchema type",
+      { method: "elicitation/create", params: { message: "m", requestedSchema: { type: "array", properties: {} } } },
+      (x) => inputRequest.safeParse(x),
+      "params",
+    ],
+    ["sampling maxTokens", { method: "sampling/createMessage", params: { messages: [] } }, (x) => inputRequest.safeParse(x), "params.maxTokens"],
+    ["resultType", "done", (x) => resultType.safeParse(x), "(root)"],
+    ["tool params name", { arguments: {} }, (x) => callToolParams.safeParse(x), "name"],
+    ["inputResponses not an object", { name: "t", inputResponses: [1] }, (x) => callToolParams.safeParse(x), "inputResponses"],
+  ];
+  it.each(wrong)("refuse a wrong %s with a message naming the field", (_label, value, parse, field) => {
+    const r = parse(value) as { success: boolean; error?: import("zod").ZodError };
+    expect(r.success).toBe(false);
+    expect(describeZodError(r.error!)).toContain(field);
+  });
+});
