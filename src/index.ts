@@ -1,2 +1,3 @@
 export * from "./wire/index.js";
 export * from "./state/index.js";
+export * from "./runtime/index.js";

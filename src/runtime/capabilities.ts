@@ -1,0 +1,22 @@
+import { clientCapabilities } from "../wire/index.js";
+import type { Capability } from "./definitions.js";
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `can(kind)` over one request's declared clientCapabilities. `elicitation: {}` means form
+ * mode only; URL mode needs `elicitation.url`. Anything malformed declares nothing.
+ */
+export function capabilityCheck(declared: unknown): (kind: Capability) => boolean {
+  const parsed = clientCapabilities.safeParse(declared);
+  const caps = parsed.success ? parsed.data : {};
+  const elicitation = caps.elicitation;
+  const declaresModes = isObject(elicitation) && (elicitation.form !== undefined || elicitation.url !== undefined);
+  const can: Record<Capability, boolean> = {
+    elicitation: isObject(elicitation) && (!declaresModes || isObject(elicitation.form)),
+    "elicitation.url": isObject(elicitation) && isObject(elicitation.url),
+    sampling: isObject(caps.sampling),
+    roots: isObject(caps.roots),
+  };
+  return (kind) => can[kind] === true;
+}

@@ -1,0 +1,176 @@
+import type { z } from "zod";
+import type { ContentBlock, PromptMessage, ResourceContents } from "../wire/index.js";
+import type { Effect } from "./effects.js";
+
+/** Client capabilities an author can branch on with `ctx.can(...)`. */
+export type Capability = "elicitation" | "elicitation.url" | "sampling" | "roots";
+
+/** What `run` receives besides its input. */
+export interface RunContext {
+  /** The authenticated principal of this request, if any. */
+  readonly principal: string | undefined;
+  /** Whether THIS request's clientCapabilities declare `kind` (never inferred from earlier rounds). */
+  can(kind: Capability): boolean;
+  /** Aborted when the request is cancelled or the client disconnects. */
+  readonly signal: AbortSignal;
+  /**
+   * A key that is the same in every round of this call (and on a repeated round), different for
+   * every other call and every `name`: pass it to a payment or other non-idempotent API inside
+   * a `step` so a repeated round cannot charge twice.
+   */
+  idempotencyKey(name: string): string;
+}
+
+/** A `run` body: `function*` or `async function*` yielding effects. */
+export type RunGenerator<R> = Generator<Effect, R, unknown> | AsyncGenerator<Effect, R, unknown>;
+
+const TOOL_ERROR = Symbol.for("mcp-yield.toolError");
+
+/** A tool result the model should see as a failure (`isError: true`). */
+export interface ToolError {
+  readonly [TOOL_ERROR]: true;
+  readonly message: string;
+}
+
+/** Return this from a tool's `run` to answer with an `isError` result carrying `message`. */
+export function toolError(message: string): ToolError {
+  return { [TOOL_ERROR]: true, message };
+}
+
+export function isToolError(value: unknown): value is ToolError {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[TOOL_ERROR] === true;
+}
+
+/** A full tool result when a string is not enough. */
+export interface ToolContent {
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+type ToolReturn<O> = [O] extends [undefined] ? string | ToolError | ToolContent : O | ToolError;
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown> {
+  readonly type: "tool";
+  readonly name: string;
+  readonly title: string | undefined;
+  readonly description: string;
+  readonly input: I;
+  readonly output: z.ZodType | undefined;
+  /** Changing it invalidates states minted by other versions (they get a divergence error). */
+  readonly version: string | undefined;
+  run(input: z.output<I>, ctx: RunContext): RunGenerator<R>;
+}
+
+const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+function checkName(kind: string, name: string): void {
+  if (typeof name !== "string" || !NAME.test(name)) throw new TypeError(`${kind} name must be 1-128 characters of [A-Za-z0-9_.-], got ${JSON.stringify(name)}`);
+}
+
+function checkRun(kind: string, name: string, run: unknown): void {
+  if (typeof run !== "function") throw new TypeError(`${kind} "${name}": run must be a function* or async function*`);
+}
+
+/** Define a tool whose `run` may `yield*` effects. */
+export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = undefined>(spec: {
+  name: string;
+  title?: string;
+  description: string;
+  input: I;
+  output?: O;
+  version?: string;
+  run: (input: z.output<I>, ctx: RunContext) => RunGenerator<ToolReturn<O extends z.ZodType ? z.output<O> : undefined>>;
+}): ToolDefinition<I, ToolReturn<O extends z.ZodType ? z.output<O> : undefined>> {
+  checkName("tool", spec.name);
+  checkRun("tool", spec.name, spec.run);
+  return {
+    type: "tool",
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    input: spec.input,
+    output: spec.output,
+    version: spec.version,
+    run: spec.run,
+  };
+}
+
+export interface PromptArgument {
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+/** What a prompt's `run` may return. */
+export type PromptReturn = string | PromptMessage[] | { description?: string; messages: PromptMessage[] };
+
+export interface PromptDefinition {
+  readonly type: "prompt";
+  readonly name: string;
+  readonly title: string | undefined;
+  readonly description: string;
+  readonly arguments: readonly PromptArgument[];
+  readonly version: string | undefined;
+  run(args: Record<string, string>, ctx: RunContext): RunGenerator<PromptReturn>;
+}
+
+/** Define a prompt whose `run` may `yield*` effects and returns messages (a string becomes one user message). */
+export function prompt(spec: {
+  name: string;
+  title?: string;
+  description: string;
+  arguments?: PromptArgument[];
+  version?: string;
+  run: (args: Record<string, string>, ctx: RunContext) => RunGenerator<PromptReturn>;
+}): PromptDefinition {
+  checkName("prompt", spec.name);
+  checkRun("prompt", spec.name, spec.run);
+  return {
+    type: "prompt",
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    arguments: spec.arguments ?? [],
+    version: spec.version,
+    run: spec.run,
+  };
+}
+
+/** What a resource's `run` may return (a string becomes one text content with the resource's uri). */
+export type ResourceReturn = string | ResourceContents[] | { contents: ResourceContents[] };
+
+export interface ResourceDefinition {
+  readonly type: "resource";
+  readonly uri: string;
+  readonly name: string;
+  readonly description: string | undefined;
+  readonly mimeType: string | undefined;
+  readonly version: string | undefined;
+  run(uri: string, ctx: RunContext): RunGenerator<ResourceReturn>;
+}
+
+/** Define a resource whose `run` may `yield*` effects and returns its contents. */
+export function resource(spec: {
+  uri: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+  version?: string;
+  run: (uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
+}): ResourceDefinition {
+  if (typeof spec.uri !== "string" || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(spec.uri)) throw new TypeError(`resource uri must be an absolute URI, got ${JSON.stringify(spec.uri)}`);
+  checkName("resource", spec.name);
+  checkRun("resource", spec.name, spec.run);
+  return {
+    type: "resource",
+    uri: spec.uri,
+    name: spec.name,
+    description: spec.description,
+    mimeType: spec.mimeType,
+    version: spec.version,
+    run: spec.run,
+  };
+}
+
+export type Definition = ToolDefinition | PromptDefinition | ResourceDefinition;

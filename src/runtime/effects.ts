@@ -1,0 +1,163 @@
+import type { z } from "zod";
+import type {
+  CreateMessageParams,
+  CreateMessageResult,
+  ElicitFormParams,
+  ElicitUrlParams,
+  RequestedSchema,
+  Root,
+} from "../wire/index.js";
+import { type FormSchema, toRequestedSchema } from "./elicitation-schema.js";
+
+/**
+ * Effects are plain data. Each helper is a tiny generator that yields one effect and returns
+ * what the runtime sends back, so `yield*` gives the author a typed value.
+ */
+
+/** What an elicitation yields: the typed content on accept, or a refusal the author must handle. */
+export type ElicitOutcome<T> = { action: "accept"; content: T } | { action: "decline" } | { action: "cancel" };
+/** What a URL elicitation yields (it has no content). */
+export type ElicitUrlOutcome = { action: "accept" } | { action: "decline" } | { action: "cancel" };
+
+export interface AskOptions {
+  /** The key under `inputRequests`; default: derived from the effect's position in the call. */
+  key?: string;
+}
+
+export interface ElicitEffect {
+  readonly kind: "elicit";
+  readonly key: string | undefined;
+  readonly params: ElicitFormParams;
+  readonly schema: FormSchema;
+}
+export interface ElicitUrlEffect {
+  readonly kind: "elicitUrl";
+  readonly key: string | undefined;
+  readonly params: ElicitUrlParams;
+}
+export interface SampleEffect {
+  readonly kind: "sample";
+  readonly key: string | undefined;
+  readonly params: CreateMessageParams;
+}
+export interface RootsEffect {
+  readonly kind: "roots";
+  readonly key: string | undefined;
+}
+/** An effect that asks the client for input. */
+export type AskEffect = ElicitEffect | ElicitUrlEffect | SampleEffect | RootsEffect;
+
+export interface StepEffect {
+  readonly kind: "step";
+  readonly name: string;
+  readonly fn: (signal: AbortSignal) => unknown;
+}
+export interface NowEffect {
+  readonly kind: "now";
+}
+export interface UuidEffect {
+  readonly kind: "uuid";
+}
+export interface AllEffect {
+  readonly kind: "all";
+  readonly asks: readonly AskEffect[] | Readonly<Record<string, AskEffect>>;
+}
+/** Everything a `run` generator may yield. */
+export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect;
+
+/** A helper generator for one ask: usable with `yield*` or inside `all(...)`. */
+export type Ask<R> = Generator<AskEffect, R, unknown>;
+/** A helper generator for any effect. */
+export type Op<R> = Generator<Effect, R, unknown>;
+
+const EFFECT_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots", "step", "now", "uuid", "all"]);
+const ASK_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots"]);
+
+/** Whether a yielded value is one of our effects. */
+export function isEffect(value: unknown): value is Effect {
+  return typeof value === "object" && value !== null && EFFECT_KINDS.has((value as { kind?: unknown }).kind as string);
+}
+
+export function isAskEffect(value: unknown): value is AskEffect {
+  return isEffect(value) && ASK_KINDS.has(value.kind);
+}
+
+function* ask<R>(effect: AskEffect): Ask<R> {
+  return (yield effect) as R;
+}
+
+function checkKey(key: string | undefined): string | undefined {
+  if (key !== undefined && (typeof key !== "string" || key === "")) throw new TypeError("ask key must be a non-empty string");
+  return key;
+}
+
+/** A form schema checked now (throws `ElicitationSchemaError`), for module-level definitions. */
+export function form<S extends FormSchema>(schema: S): S {
+  toRequestedSchema(schema);
+  return schema;
+}
+
+/** Ask the user to fill a form; the accepted content is validated against `schema` (invalid → asked again). */
+export function elicit<S extends FormSchema>(
+  message: string,
+  schema: S,
+  options: AskOptions = {},
+): Ask<ElicitOutcome<z.output<S>>> {
+  const requestedSchema: RequestedSchema = toRequestedSchema(schema);
+  return ask({ kind: "elicit", key: checkKey(options.key), params: { mode: "form", message, requestedSchema }, schema });
+}
+
+/** Send the user to a URL (out-of-band flow); resolves with the user's action. */
+export function elicitUrl(message: string, url: string, options: AskOptions = {}): Ask<ElicitUrlOutcome> {
+  return ask({ kind: "elicitUrl", key: checkKey(options.key), params: { mode: "url", message, url } });
+}
+
+/** Ask the client's model for a completion. */
+export function sample(params: CreateMessageParams, options: AskOptions = {}): Ask<CreateMessageResult> {
+  return ask({ kind: "sample", key: checkKey(options.key), params });
+}
+
+/** Ask the client for its roots. */
+export function listRoots(options: AskOptions = {}): Ask<Root[]> {
+  return ask({ kind: "roots", key: checkKey(options.key) });
+}
+
+/**
+ * Run `fn` once per call: its result is recorded in the journal and replayed in later rounds,
+ * on any instance. The result must be serializable (superjson: JSON plus Date, Map, Set, BigInt).
+ */
+export function* step<T>(name: string, fn: (signal: AbortSignal) => T | Promise<T>): Op<Awaited<T>> {
+  if (typeof name !== "string" || name === "") throw new TypeError("step name must be a non-empty string");
+  return (yield { kind: "step", name, fn }) as Awaited<T>;
+}
+
+/** The current time in ms, recorded so every replay sees the same value. */
+export function* now(): Op<number> {
+  return (yield { kind: "now" }) as number;
+}
+
+/** A random UUID, recorded so every replay sees the same value. */
+export function* uuid(): Op<string> {
+  return (yield { kind: "uuid" }) as string;
+}
+
+type AskResult<A> = A extends Ask<infer R> ? R : never;
+
+function effectOf(item: unknown, where: string): AskEffect {
+  const it = item as Partial<Ask<unknown>> | undefined;
+  const first = typeof it?.next === "function" ? it.next() : undefined;
+  if (!first || first.done || !isAskEffect(first.value)) {
+    throw new TypeError(`all(): ${where} must be an ask (elicit, elicitUrl, sample or listRoots)`);
+  }
+  return first.value;
+}
+
+/** Several asks in ONE round. Answers that arrive are kept while the missing ones are asked again. */
+export function all<const T extends readonly Ask<unknown>[]>(asks: T): Op<{ -readonly [K in keyof T]: AskResult<T[K]> }>;
+export function all<T extends Record<string, Ask<unknown>>>(asks: T): Op<{ [K in keyof T]: AskResult<T[K]> }>;
+export function* all(asks: readonly Ask<unknown>[] | Record<string, Ask<unknown>>): Op<unknown> {
+  const effects = Array.isArray(asks)
+    ? asks.map((a, i) => effectOf(a, `item ${i}`))
+    : Object.fromEntries(Object.entries(asks).map(([k, a]) => [k, effectOf(a, `member "${k}"`)]));
+  return yield { kind: "all", asks: effects };
+}

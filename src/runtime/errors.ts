@@ -1,0 +1,53 @@
+import { ErrorCode, ProtocolError } from "../wire/index.js";
+import type { Capability } from "./definitions.js";
+import { describeFingerprint } from "./journal.js";
+
+/**
+ * The code or its inputs changed between rounds: the recorded journal no longer matches what
+ * the generator does now. Mapped to JSON-RPC `-32602` with `data.reason = "journal_divergence"`
+ * and `data.restart = true`: the client should start the call again without requestState.
+ */
+export class DivergenceError extends ProtocolError {
+  constructor(
+    readonly index: number,
+    readonly recorded: string | undefined,
+    readonly current: string | undefined,
+    detail?: string,
+  ) {
+    const what =
+      detail ??
+      `at effect #${index} the journal recorded ${describeFingerprint(recorded)} but the code now runs ${describeFingerprint(current)}`;
+    super(
+      ErrorCode.InvalidParams,
+      `requestState no longer matches this call: ${what}. Code before an ask must be deterministic (or inside step()); start the call again without requestState.`,
+      { reason: "journal_divergence", index, recorded: recorded ?? null, current: current ?? null, restart: true },
+    );
+  }
+}
+
+const CAPABILITY_OBJECT: Record<Capability, Record<string, unknown>> = {
+  elicitation: { elicitation: { form: {} } },
+  "elicitation.url": { elicitation: { url: {} } },
+  sampling: { sampling: {} },
+  roots: { roots: {} },
+};
+
+/** The call needs a client capability this request did not declare (`-32021`). */
+export class MissingCapabilityError extends ProtocolError {
+  constructor(readonly missing: readonly Capability[]) {
+    const required = Object.assign({}, ...missing.map((m) => CAPABILITY_OBJECT[m])) as Record<string, unknown>;
+    super(
+      ErrorCode.MissingClientCapability,
+      `This call needs client capabilities the request did not declare: ${missing.join(", ")}`,
+      { requiredCapabilities: required },
+    );
+  }
+}
+
+/** An exception thrown by author code (run body or step); carries the original as `cause`. */
+export class AuthorCodeError extends Error {
+  override readonly name = "AuthorCodeError";
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}

@@ -1,0 +1,265 @@
+import type { z } from "zod";
+import { createStateCodec, digestOf, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
+import {
+  type CallToolResult,
+  callToolParams,
+  describeZodError,
+  ErrorCode,
+  type GetPromptResult,
+  getPromptParams,
+  type InputRequiredResult,
+  ProtocolError,
+  type ReadResourceResult,
+  readResourceParams,
+} from "../wire/index.js";
+import { capabilityCheck } from "./capabilities.js";
+import type { PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
+import { AuthorCodeError, DivergenceError } from "./errors.js";
+import { type StatePayload, statePayload } from "./journal.js";
+import { runRound } from "./replay.js";
+import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
+
+/** What the transport knows about the request, beyond its params. */
+export interface RequestInfo {
+  /** This request's `io.modelcontextprotocol/clientCapabilities` (never an earlier request's). */
+  clientCapabilities?: unknown;
+  /** The authenticated principal (e.g. the OAuth subject); the state is bound to it. */
+  principal?: string;
+  /** Cancellation of this request. */
+  signal?: AbortSignal;
+}
+
+/** Where an error reported to `onError` came from. */
+export interface ErrorInfo {
+  method: StateBinding["method"];
+  target: string;
+  /** 1 for the first round of a call. */
+  round: number;
+}
+
+export interface RuntimeLimits {
+  /** Rounds one call may take before it is refused (a client cannot loop forever). Default 64. */
+  maxRounds?: number;
+  /** Most `inputResponses` entries one request may carry. Default 64. */
+  maxInputResponses?: number;
+}
+
+export interface RuntimeOptions {
+  /** A codec, or the options to build one (see `createStateCodec`). */
+  state: StateCodec | StateCodecOptions;
+  /** Told about author-code failures and internal errors; never about client mistakes. */
+  onError?: (error: unknown, info: ErrorInfo) => void;
+  limits?: RuntimeLimits;
+  /** Clock for `now()` (ms). */
+  clock?: () => number;
+}
+
+export type ToolCallResult = CallToolResult | InputRequiredResult;
+export type PromptGetResult = GetPromptResult | InputRequiredResult;
+export type ResourceReadResult = ReadResourceResult | InputRequiredResult;
+
+export interface Runtime {
+  readonly codec: StateCodec;
+  readonly limits: Required<RuntimeLimits>;
+  /** Run one round of `tools/call`. Throws `ProtocolError` for anything that must be a JSON-RPC error. */
+  callTool(def: ToolDefinition, params: unknown, request?: RequestInfo): Promise<ToolCallResult>;
+  /** Run one round of `prompts/get`. */
+  getPrompt(def: PromptDefinition, params: unknown, request?: RequestInfo): Promise<PromptGetResult>;
+  /** Run one round of `resources/read`. */
+  readResource(def: ResourceDefinition, params: unknown, request?: RequestInfo): Promise<ResourceReadResult>;
+}
+
+const invalidParams = (message: string, reason: string, extra?: Record<string, unknown>) =>
+  new ProtocolError(ErrorCode.InvalidParams, message, { reason, ...extra });
+
+function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw invalidParams(`Invalid ${what}: ${describeZodError(parsed.error)}`, "invalid_params");
+  return parsed.data;
+}
+
+/** One call's shared parts, whatever the method. */
+interface CallSpec<R> {
+  binding: StateBinding;
+  version: string | undefined;
+  requestState: string | undefined;
+  inputResponses: Record<string, unknown> | undefined;
+  start: (ctx: RunContext) => RunGenerator<unknown>;
+  /** Turn the completed value into the method's result (throws ResultShapeError). */
+  shape: (value: unknown) => R;
+  /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
+  onAuthorFailure: () => R;
+}
+
+const PAYLOAD_LIMIT_REASON = "state_too_large";
+
+/** Create the framework-free runtime: one method per multi-round-trip request kind. */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const codec: StateCodec = "seal" in options.state ? options.state : createStateCodec(options.state);
+  const limits: Required<RuntimeLimits> = {
+    maxRounds: options.limits?.maxRounds ?? 64,
+    maxInputResponses: options.limits?.maxInputResponses ?? 64,
+  };
+  const clock = options.clock ?? Date.now;
+  const report = (error: unknown, info: ErrorInfo) => {
+    try {
+      options.onError?.(error, info);
+    } catch {
+      // a failing error hook must not turn a handled failure into a crash
+    }
+  };
+
+  function openState(token: string, spec: CallSpec<unknown>): StatePayload {
+    let data: unknown;
+    try {
+      data = codec.open(token, spec.binding).data;
+    } catch (error) {
+      if (error instanceof StateError) {
+        throw invalidParams(`Invalid requestState: ${error.message}`, error.reason);
+      }
+      throw error;
+    }
+    const payload = statePayload.safeParse(data);
+    if (!payload.success) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
+    if (payload.data.v !== spec.version) {
+      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.data.v ?? null)} to ${JSON.stringify(spec.version ?? null)}`);
+    }
+    if (payload.data.r >= limits.maxRounds) {
+      throw invalidParams(`This call has taken ${payload.data.r} rounds, the server's limit; start it again`, "too_many_rounds", { maxRounds: limits.maxRounds });
+    }
+    return payload.data;
+  }
+
+  function ownResponses(raw: Record<string, unknown> | undefined): Map<string, unknown> {
+    const map = new Map<string, unknown>();
+    if (raw === undefined) return map;
+    // Own keys only: an entry keyed "__proto__" must never be read through a prototype chain.
+    const keys = Object.keys(raw);
+    if (keys.length > limits.maxInputResponses) {
+      throw invalidParams(`inputResponses has ${keys.length} entries, more than the limit of ${limits.maxInputResponses}`, "too_many_input_responses");
+    }
+    for (const key of keys) map.set(key, Object.getOwnPropertyDescriptor(raw, key)?.value);
+    return map;
+  }
+
+  async function run<R>(spec: CallSpec<R>, request: RequestInfo): Promise<R | InputRequiredResult> {
+    const payload = spec.requestState === undefined ? undefined : openState(spec.requestState, spec as CallSpec<unknown>);
+    const responses = ownResponses(spec.inputResponses);
+    const round = (payload?.r ?? 0) + 1;
+    const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round };
+    const callId = payload?.c ?? crypto.randomUUID();
+    const ctx: RunContext = {
+      principal: request.principal,
+      can: capabilityCheck(request.clientCapabilities),
+      signal: request.signal ?? new AbortController().signal,
+      idempotencyKey: (name: string) => `mcpy-${digestOf([callId, name]).slice(0, 32)}`,
+    };
+    let outcome: Awaited<ReturnType<typeof runRound>>;
+    try {
+      outcome = await runRound({
+        start: () => spec.start(ctx),
+        journal: payload?.j ?? [],
+        outstanding: payload?.o,
+        partial: payload?.p ?? {},
+        responses,
+        can: ctx.can,
+        signal: ctx.signal,
+        randomUUID: () => crypto.randomUUID(),
+        clock,
+      });
+    } catch (error) {
+      if (error instanceof AuthorCodeError) {
+        report(error.cause, info);
+        return spec.onAuthorFailure();
+      }
+      if (error instanceof DivergenceError) report(error, info);
+      throw error;
+    }
+    if (outcome.type === "complete") {
+      try {
+        return spec.shape(outcome.value);
+      } catch (error) {
+        if (!(error instanceof ResultShapeError)) throw error;
+        report(error, info);
+        return spec.onAuthorFailure();
+      }
+    }
+    const next: StatePayload = { r: round, c: callId, j: outcome.journal, o: outcome.outstanding };
+    if (spec.version !== undefined) next.v = spec.version;
+    if (outcome.partial && Object.keys(outcome.partial).length > 0) next.p = outcome.partial;
+    let requestState: string;
+    try {
+      requestState = codec.seal({ binding: spec.binding, data: next });
+    } catch (error) {
+      report(error, info);
+      if (error instanceof StateError) {
+        throw new ProtocolError(ErrorCode.InternalError, "The call's state grew past the server's size limit", { reason: PAYLOAD_LIMIT_REASON });
+      }
+      return spec.onAuthorFailure(); // a step returned something that cannot be serialized
+    }
+    return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
+  }
+
+  const internalError = () => {
+    throw new ProtocolError(ErrorCode.InternalError, "Internal error", { reason: "internal_error" });
+  };
+
+  return {
+    codec,
+    limits,
+    async callTool(def, rawParams, request = {}) {
+      const params = parseOrThrow(callToolParams, rawParams, "tools/call params");
+      if (params.name !== def.name) throw invalidParams(`Tool name "${params.name}" does not match "${def.name}"`, "invalid_params");
+      const args = params.arguments ?? {};
+      const input = def.input.safeParse(args);
+      if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
+      return run<CallToolResult>(
+        {
+          binding: { method: "tools/call", target: def.name, arguments: args, ...(request.principal !== undefined ? { principal: request.principal } : {}) },
+          version: def.version,
+          requestState: params.requestState,
+          inputResponses: params.inputResponses,
+          start: (ctx) => def.run(input.data, ctx),
+          shape: (value) => shapeToolResult(def, value),
+          onAuthorFailure: () => errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`),
+        },
+        request,
+      );
+    },
+    async getPrompt(def, rawParams, request = {}) {
+      const params = parseOrThrow(getPromptParams, rawParams, "prompts/get params");
+      if (params.name !== def.name) throw invalidParams(`Prompt name "${params.name}" does not match "${def.name}"`, "invalid_params");
+      const args = params.arguments ?? {};
+      const missing = def.arguments.filter((a) => a.required && !Object.hasOwn(args, a.name)).map((a) => a.name);
+      if (missing.length > 0) throw invalidParams(`Missing required prompt arguments: ${missing.join(", ")}`, "invalid_arguments");
+      return run<GetPromptResult>(
+        {
+          binding: { method: "prompts/get", target: def.name, arguments: args, ...(request.principal !== undefined ? { principal: request.principal } : {}) },
+          version: def.version,
+          requestState: params.requestState,
+          inputResponses: params.inputResponses,
+          start: (ctx) => def.run(args, ctx),
+          shape: (value) => shapePromptResult(def, value),
+          onAuthorFailure: internalError,
+        },
+        request,
+      );
+    },
+    async readResource(def, rawParams, request = {}) {
+      const params = parseOrThrow(readResourceParams, rawParams, "resources/read params");
+      if (params.uri !== def.uri) throw invalidParams(`Resource uri "${params.uri}" does not match "${def.uri}"`, "invalid_params");
+      return run<ReadResourceResult>(
+        {
+          binding: { method: "resources/read", target: def.uri, ...(request.principal !== undefined ? { principal: request.principal } : {}) },
+          version: def.version,
+          requestState: params.requestState,
+          inputResponses: params.inputResponses,
+          start: (ctx) => def.run(def.uri, ctx),
+          shape: (value) => shapeResourceResult(def, value),
+          onAuthorFailure: internalError,
+        },
+        request,
+      );
+    },
+  };
+}

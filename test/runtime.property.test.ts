@@ -1,0 +1,74 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { all, createRuntime, elicit, ProtocolError, step, tool } from "mcp-yield";
+import { accept, simulate } from "mcp-yield/testing";
+import { bookFlight } from "../examples/tools/book-flight.js";
+
+const runtime = createRuntime({ state: { keys: [{ id: "p", secret: new Uint8Array(32).fill(3) }] } });
+const caps = { clientCapabilities: { elicitation: {}, sampling: {}, roots: {} } };
+
+describe("replay properties", () => {
+  it("random programs: every step runs once, every ask gets the answer given for it", async () => {
+    type Op = { t: "step" } | { t: "ask" } | { t: "all"; n: number };
+    const program = fc.array(fc.oneof(fc.constant<Op>({ t: "step" }), fc.constant<Op>({ t: "ask" }), fc.integer({ min: 1, max: 3 }).map<Op>((n) => ({ t: "all", n }))), { maxLength: 12 });
+    await fc.assert(
+      fc.asyncProperty(program, fc.integer(), async (ops, seed) => {
+        const runs = new Map<string, number>();
+        const def = tool({
+          name: "random",
+          description: "",
+          input: z.object({}),
+          *run() {
+            const seen: unknown[] = [];
+            for (const [i, op] of ops.entries()) {
+              if (op.t === "step") {
+                seen.push(yield* step(`s${i}`, () => {
+                  runs.set(`s${i}`, (runs.get(`s${i}`) ?? 0) + 1);
+                  return `${seed}:${i}`;
+                }));
+              } else if (op.t === "ask") {
+                const a = yield* elicit(`q${i}`, z.object({ v: z.string() }));
+                seen.push(a.action === "accept" ? a.content.v : a.action);
+              } else {
+                const answers = yield* all(Array.from({ length: op.n }, (_, j) => elicit(`q${i}.${j}`, z.object({ v: z.string() }))));
+                seen.push(answers.map((a) => (a.action === "accept" ? a.content.v : a.action)).join("+"));
+              }
+            }
+            return JSON.stringify(seen);
+          },
+        });
+        // Every ask is answered with its own message, so a misdelivered answer shows.
+        const sim = await simulate(def, {}, (req) => accept({ v: `answer to ${(req.params as { message: string }).message}` }), { runtime });
+        const expected = ops.map((op, i) =>
+          op.t === "step" ? `${seed}:${i}` : op.t === "ask" ? `answer to q${i}` : Array.from({ length: op.n }, (_, j) => `answer to q${i}.${j}`).join("+"),
+        );
+        expect(JSON.parse(String(sim.result.content[0]!.text))).toEqual(expected);
+        expect([...runs.values()].every((n) => n === 1)).toBe(true);
+        expect(sim.rounds).toHaveLength(ops.filter((o) => o.t !== "step").length);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("arbitrary answers never crash a round and never book without a valid confirm", async () => {
+    const first = (await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" } }, caps)) as { requestState: string };
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.anything(), fc.record({ action: fc.constantFrom("accept", "decline", "cancel", "x"), content: fc.anything() }, { requiredKeys: ["action"] })), fc.constantFrom("confirm", "other", "__proto__"), async (answer, key) => {
+        const responses: Record<string, unknown> = {};
+        Object.defineProperty(responses, key, { value: answer, enumerable: true });
+        let result: Awaited<ReturnType<typeof runtime.callTool>>;
+        try {
+          result = await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" }, requestState: first.requestState, inputResponses: responses }, caps);
+        } catch (e) {
+          expect(e).toBeInstanceOf(ProtocolError);
+          return;
+        }
+        const valid = key === "confirm" && typeof answer === "object" && answer !== null && (answer as { action?: unknown }).action === "accept" && (answer as { content?: { confirm?: unknown } }).content?.confirm === true;
+        const booked = result.resultType === "complete" && !result.isError && String(result.content[0]?.text).startsWith("Booked");
+        expect(booked).toBe(valid);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});

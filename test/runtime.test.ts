@@ -1,0 +1,411 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { z } from "zod";
+import {
+  all,
+  createRuntime,
+  type ElicitOutcome,
+  ElicitationSchemaError,
+  elicit,
+  elicitUrl,
+  form,
+  listRoots,
+  now,
+  ProtocolError,
+  prompt,
+  resource,
+  type Root,
+  sample,
+  step,
+  tool,
+  toolError,
+  uuid,
+} from "mcp-yield";
+import { accept, decline, roots, sampled, simulate } from "mcp-yield/testing";
+
+const Name = z.object({ name: z.string().min(1) });
+const Num = z.object({ n: z.number().int() });
+const key = { id: "t", secret: new Uint8Array(32).fill(5) };
+const everything = { elicitation: {}, sampling: {}, roots: {} };
+const textOf = (r: { content: Array<Record<string, unknown>> }) => r.content.map((c) => String(c.text)).join("");
+
+async function expectProtocolError(p: Promise<unknown>, code: number, reason?: string): Promise<ProtocolError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ProtocolError);
+  const pe = error as ProtocolError;
+  expect(pe.code).toBe(code);
+  if (reason !== undefined) expect(pe.data?.reason).toBe(reason);
+  return pe;
+}
+
+describe("replay", () => {
+  it("runs a step once across 5 rounds, with the state sealed and opened every round", async () => {
+    let runs = 0;
+    const counter = tool({
+      name: "counter",
+      description: "asks five times",
+      input: z.object({}),
+      *run() {
+        const base = yield* step("base", () => {
+          runs++;
+          return { at: new Date(1_000), n: 10n };
+        });
+        let total = 0;
+        for (let i = 0; i < 5; i++) {
+          const a = yield* elicit(`number ${i}?`, Num);
+          if (a.action === "accept") total += a.content.n;
+        }
+        return `${base.at.toISOString()} ${base.n + BigInt(total)}`;
+      },
+    });
+    const sim = await simulate(counter, {}, (_req, _key, round) => accept({ n: round }));
+    expect(runs).toBe(1);
+    expect(sim.rounds).toHaveLength(5);
+    expect(textOf(sim.result)).toBe("1970-01-01T00:00:01.000Z 25");
+    // Each round's state differs and grows with the journal.
+    expect(sim.stateBytes.every((b, i) => i === 0 || b > sim.stateBytes[i - 1]!)).toBe(true);
+  });
+
+  it("a 10-round loop with conditional asks", async () => {
+    const loop = tool({
+      name: "loop",
+      description: "keeps asking until the sum passes 40; asks for a name on odd totals",
+      input: z.object({ limit: z.number() }),
+      *run({ limit }) {
+        let sum = 0;
+        const names: string[] = [];
+        while (sum <= limit) {
+          const a = yield* elicit(`sum is ${sum}; add?`, Num);
+          if (a.action !== "accept") return toolError("stopped");
+          sum += a.content.n;
+          if (sum % 2 === 1) {
+            const who = yield* elicit("odd! who?", Name);
+            if (who.action === "accept") names.push(who.content.name);
+          }
+        }
+        return `${sum} ${names.join(",")}`;
+      },
+    });
+    const sim = await simulate(loop, { limit: 40 }, (req) =>
+      (req.params as { message: string }).message.startsWith("odd") ? accept({ name: "x" }) : accept({ n: 5 }),
+    );
+    // 9 additions to pass 40, 5 odd totals (5, 15, 25, 35, 45) → 14 asks, 14 rounds.
+    expect(textOf(sim.result)).toBe("45 x,x,x,x,x");
+    expect(sim.rounds).toHaveLength(14);
+    expect(sim.rounds.every((r) => Object.keys(r.inputRequests).length === 1)).toBe(true);
+  });
+
+  it("now() and uuid() are recorded: every replay sees the first round's values", async () => {
+    const seen: Array<[number, string]> = [];
+    const t = tool({
+      name: "clock",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const at = yield* now();
+        const id = yield* uuid();
+        seen.push([at, id]);
+        yield* elicit("a", Name);
+        yield* elicit("b", Name);
+        return `${at} ${id}`;
+      },
+    });
+    const sim = await simulate(t, {}, () => accept({ name: "n" }));
+    expect(seen).toHaveLength(3);
+    expect(new Set(seen.map((s) => s.join()))).toHaveLength(1);
+    expect(textOf(sim.result)).toBe(seen[0]!.join(" "));
+  });
+
+  it("an async generator awaiting between asks", async () => {
+    const t = tool({
+      name: "async",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        await new Promise((r) => setTimeout(r, 1));
+        const a = yield* elicit("first", Name);
+        const upper = await Promise.resolve(a.action === "accept" ? a.content.name.toUpperCase() : "-");
+        const s = yield* step("slow", async () => {
+          await new Promise((r) => setTimeout(r, 1));
+          return upper + "!";
+        });
+        const b = yield* sample({ messages: [{ role: "user", content: { type: "text", text: s } }], maxTokens: 5 });
+        return `${s} ${b.model}`;
+      },
+    });
+    const sim = await simulate(t, {}, (req) => (req.method === "elicitation/create" ? accept({ name: "ada" }) : sampled("ok", "m1")));
+    expect(textOf(sim.result)).toBe("ADA! m1");
+  });
+});
+
+describe("all()", () => {
+  const both = tool({
+    name: "both",
+    description: "",
+    input: z.object({}),
+    *run() {
+      const [who, rs, s] = yield* all([elicit("who?", Name, { key: "who" }), listRoots({ key: "roots" }), sample({ messages: [], maxTokens: 9 }, { key: "s" })]);
+      return `${who.action === "accept" ? who.content.name : who.action} ${rs.map((r) => r.uri).join()} ${s.model}`;
+    },
+  });
+
+  it("asks everything in one round", async () => {
+    const sim = await simulate(both, {}, { who: accept({ name: "ada" }), roots: roots("file:///w"), s: sampled("x", "m") });
+    expect(sim.rounds).toHaveLength(1);
+    expect(Object.keys(sim.rounds[0]!.inputRequests).sort()).toEqual(["roots", "s", "who"]);
+    expect(textOf(sim.result)).toBe("ada file:///w m");
+  });
+
+  it("keeps answers that arrived and asks again only for the missing or invalid ones", async () => {
+    let whoAnswers = 0;
+    const sim = await simulate(both, {}, {
+      who: () => (++whoAnswers === 1 ? accept({ name: "" }) : decline()), // invalid first, then decline
+      roots: [roots("file:///a"), roots("file:///SHOULD-NOT-BE-ASKED")],
+      s: [{ nope: 1 }, { nope: 2 }, sampled("x", "m2")],
+    });
+    expect(sim.rounds.map((r) => Object.keys(r.inputRequests).sort())).toEqual([["roots", "s", "who"], ["s", "who"], ["s"]]);
+    expect(textOf(sim.result)).toBe("decline file:///a m2");
+  });
+
+  it("object form returns members by name", async () => {
+    const t = tool({
+      name: "obj",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const r = yield* all({ a: elicit("a", Name), b: elicit("b", Num) });
+        expectTypeOf(r.a).toEqualTypeOf<ElicitOutcome<{ name: string }>>();
+        return `${r.a.action}/${r.b.action === "accept" ? r.b.content.n : 0}`;
+      },
+    });
+    const sim = await simulate(t, {}, (req) => ((req.params as { message: string }).message === "a" ? decline() : accept({ n: 3 })));
+    expect(Object.keys(sim.rounds[0]!.inputRequests)).toEqual(["all-0.a", "all-0.b"]);
+    expect(textOf(sim.result)).toBe("decline/3");
+  });
+});
+
+describe("the wire round by round", () => {
+  const runtime = createRuntime({ state: { keys: [key] } });
+  const ask = tool({
+    name: "ask",
+    description: "",
+    input: z.object({ x: z.number().optional() }),
+    *run() {
+      const a = yield* elicit("name?", Name, { key: "user_name" });
+      return a.action === "accept" ? `hello ${a.content.name}` : a.action;
+    },
+  });
+  const info = { clientCapabilities: everything };
+
+  it("a first call that already carries a valid answer completes with no state", async () => {
+    const r = await runtime.callTool(ask, { name: "ask", arguments: {}, inputResponses: { user_name: accept({ name: "pre" }) } }, info);
+    expect(r).toEqual({ resultType: "complete", content: [{ type: "text", text: "hello pre" }] });
+  });
+
+  it("answers under keys nobody asked are ignored; a __proto__ key reads nothing", async () => {
+    const first = await runtime.callTool(ask, { name: "ask", arguments: {} }, info);
+    expect(first.resultType).toBe("input_required");
+    const state = (first as { requestState: string }).requestState;
+    const responses = JSON.parse('{"__proto__": {"user_name": {"action":"accept","content":{"name":"proto"}}}, "other": {"action":"accept"}}');
+    const again = await runtime.callTool(ask, { name: "ask", arguments: {}, requestState: state, inputResponses: responses }, info);
+    expect(again.resultType).toBe("input_required");
+    const done = await runtime.callTool(ask, { name: "ask", arguments: {}, requestState: state, inputResponses: { ...responses, user_name: accept({ name: "own" }) } }, info);
+    expect(textOf(done as never)).toBe("hello own");
+  });
+
+  it("a malformed inputResponses is a -32602 error naming the field", async () => {
+    for (const bad of [[1, 2], "x", 7, null]) {
+      const e = await expectProtocolError(runtime.callTool(ask, { name: "ask", arguments: {}, inputResponses: bad }, info), -32602, "invalid_params");
+      expect(e.message).toContain("inputResponses");
+    }
+  });
+
+  it("refuses tampered, foreign and re-targeted states with -32602 and a stable reason", async () => {
+    const first = (await runtime.callTool(ask, { name: "ask", arguments: {} }, info)) as { requestState: string };
+    const call = (params: Record<string, unknown>) => runtime.callTool(ask, { name: "ask", arguments: {}, ...params }, info);
+    await expectProtocolError(call({ requestState: `${first.requestState}-TAMPERED` }), -32602, "bad_signature");
+    await expectProtocolError(call({ requestState: "garbage" }), -32602, "malformed");
+    await expectProtocolError(call({ requestState: first.requestState, arguments: { x: 1 } }), -32602, "wrong_binding");
+    const other = createRuntime({ state: { keys: [{ id: "o", secret: new Uint8Array(32).fill(6) }] } });
+    const foreign = (await other.callTool(ask, { name: "ask", arguments: {} }, info)) as { requestState: string };
+    await expectProtocolError(call({ requestState: foreign.requestState }), -32602, "unknown_key");
+    await expectProtocolError(runtime.callTool(ask, { name: "ask", arguments: {} }, { ...info, principal: "bob" }).then((r) =>
+      runtime.callTool(ask, { name: "ask", arguments: {}, requestState: (r as { requestState: string }).requestState }, { ...info, principal: "eve" }),
+    ), -32602, "wrong_binding");
+  });
+
+  it("invalid arguments are a -32602 error naming the argument", async () => {
+    const e = await expectProtocolError(runtime.callTool(ask, { name: "ask", arguments: { x: "nope" } }, info), -32602, "invalid_arguments");
+    expect(e.message).toContain("arguments.x");
+  });
+
+  it("never asks for an undeclared kind: -32021 with requiredCapabilities; ctx.can lets authors degrade", async () => {
+    await expectProtocolError(runtime.callTool(ask, { name: "ask", arguments: {} }, { clientCapabilities: { sampling: {} } }), -32021);
+    const degrade = tool({
+      name: "degrade",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        if (ctx.can("elicitation")) return String((yield* elicit("?", Name)).action);
+        const s = yield* sample({ messages: [{ role: "user", content: { type: "text", text: "pick a name" } }], maxTokens: 10 });
+        return s.model;
+      },
+    });
+    const r = await runtime.callTool(degrade, { name: "degrade", arguments: {} }, { clientCapabilities: { sampling: {} } });
+    expect(Object.values((r as { inputRequests: Record<string, { method: string }> }).inputRequests).map((q) => q.method)).toEqual(["sampling/createMessage"]);
+    const urlOnly = await runtime.callTool(degrade, { name: "degrade", arguments: {} }, { clientCapabilities: { elicitation: { url: {} }, sampling: {} } });
+    expect(Object.values((urlOnly as { inputRequests: Record<string, { method: string }> }).inputRequests)[0]!.method).toBe("sampling/createMessage");
+    const e = await expectProtocolError(
+      runtime.callTool(tool({ name: "u", description: "", input: z.object({}), *run() { return (yield* elicitUrl("go", "https://example.com/x")).action; } }), { name: "u", arguments: {} }, { clientCapabilities: { elicitation: {} } }),
+      -32021,
+    );
+    expect(e.data?.requiredCapabilities).toEqual({ elicitation: { url: {} } });
+  });
+});
+
+describe("divergence", () => {
+  const runtime = createRuntime({ state: { keys: [key] } });
+  const info = { clientCapabilities: everything };
+  const make = (second: string, version?: string) =>
+    tool({
+      name: "div",
+      description: "",
+      input: z.object({}),
+      version,
+      *run() {
+        yield* step("a", () => 1);
+        yield* elicit("first?", Name);
+        yield* step(second, () => 2);
+        yield* elicit("second?", Name);
+        return "done";
+      },
+    });
+
+  async function twoRounds(def: ReturnType<typeof make>) {
+    const r1 = (await runtime.callTool(def, { name: "div", arguments: {} }, info)) as { requestState: string };
+    return (await runtime.callTool(def, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-1": accept({ name: "x" }) } }, info)) as { requestState: string };
+  }
+
+  it("names the index, what was recorded and what runs now", async () => {
+    const r2 = await twoRounds(make("b"));
+    const changed = make("renamed");
+    const e = await expectProtocolError(
+      runtime.callTool(changed, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { "elicit-3": accept({ name: "y" }) } }, info),
+      -32602,
+      "journal_divergence",
+    );
+    expect(e.data).toMatchObject({ index: 2, recorded: "step:b", current: "step:renamed", restart: true });
+    expect(e.message).toContain('step("b")');
+    expect(e.message).toContain('step("renamed")');
+  });
+
+  it("refuses to deliver an answer to a different ask at the same key", async () => {
+    const r1 = (await runtime.callTool(make("b"), { name: "div", arguments: {} }, info)) as { requestState: string };
+    const reworded = tool({ name: "div", description: "", input: z.object({}), *run() { yield* step("a", () => 1); yield* elicit("DELETE EVERYTHING?", Name); return "x"; } });
+    const e = await expectProtocolError(
+      runtime.callTool(reworded, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-1": accept({ name: "x" }) } }, info),
+      -32602,
+      "journal_divergence",
+    );
+    expect(e.message).toContain('"elicit-1"');
+  });
+
+  it("another version is a divergence", async () => {
+    const r1 = (await runtime.callTool(make("b", "1"), { name: "div", arguments: {} }, info)) as { requestState: string };
+    const e = await expectProtocolError(runtime.callTool(make("b", "2"), { name: "div", arguments: {}, requestState: r1.requestState }, info), -32602, "journal_divergence");
+    expect(e.message).toContain('"1" to "2"');
+  });
+});
+
+describe("results and failures", () => {
+  it("a thrown error becomes a safe isError result and reaches onError", async () => {
+    const errors: unknown[] = [];
+    const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
+    const boom = tool({ name: "boom", description: "", input: z.object({}), *run() { yield* step("s", () => { throw new Error("db password is hunter2"); }); return "never"; } });
+    const sim = await simulate(boom, {}, {}, { runtime });
+    expect(sim.result.isError).toBe(true);
+    expect(textOf(sim.result)).not.toContain("hunter2");
+    expect((errors[0] as Error).message).toBe("db password is hunter2");
+  });
+
+  it("structured output is validated against output", async () => {
+    const errors: unknown[] = [];
+    const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
+    const good = tool({ name: "g", description: "", input: z.object({}), output: z.object({ n: z.number() }), *run() { return { n: 1 }; } });
+    const bad = tool({ name: "b", description: "", input: z.object({}), output: z.object({ n: z.number() }), *run() { return { n: "one" } as never; } });
+    expect((await simulate(good, {}, {}, { runtime })).result).toMatchObject({ structuredContent: { n: 1 }, content: [{ type: "text", text: '{"n":1}' }] });
+    expect((await simulate(bad, {}, {}, { runtime })).result.isError).toBe(true);
+    expect(errors).toHaveLength(1);
+  });
+
+  it("a schema outside the elicitation subset is refused with a clear message", () => {
+    expect(() => form(z.object({ nested: z.object({ a: z.string() }) }))).toThrow(ElicitationSchemaError);
+    expect(() => form(z.object({ nested: z.object({ a: z.string() }) }))).toThrow(/field "nested": nested objects/);
+    expect(() => form(z.object({ u: z.union([z.string(), z.number()]) }))).toThrow(/field "u"/);
+    expect(() => form(z.object({ list: z.array(z.string()) }))).toThrow(/arrays must be arrays of a string enum/);
+    expect(() => form(z.object({ when: z.date() }))).toThrow(ElicitationSchemaError);
+    const ok = form(z.object({ e: z.email(), n: z.number().int().min(1), b: z.boolean().default(false), c: z.enum(["x", "y"]), m: z.array(z.enum(["p", "q"])), s: z.string().optional() }));
+    expect(ok).toBeDefined();
+  });
+
+  it("prompts and resources run rounds too", async () => {
+    const p = prompt({ name: "p", description: "d", *run() { const a = yield* elicit("context?", z.object({ context: z.string() }), { key: "context" }); return a.action === "accept" ? `Use ${a.content.context}` : "none"; } });
+    const sim = await simulate(p, {}, { context: accept({ context: "tests" }) });
+    expect(sim.result.messages).toEqual([{ role: "user", content: { type: "text", text: "Use tests" } }]);
+    const r = resource({ uri: "demo://roots", name: "roots", mimeType: "text/plain", *run() { const rs = yield* listRoots(); return rs.map((x: Root) => x.uri).join("\n"); } });
+    const rsim = await simulate(r, {}, () => roots("file:///one", "file:///two"));
+    expect(rsim.result.contents).toEqual([{ uri: "demo://roots", mimeType: "text/plain", text: "file:///one\nfile:///two" }]);
+  });
+
+  it("a repeated final round completes the same way and the idempotency key is stable", async () => {
+    const runtime = createRuntime({ state: { keys: [key] } });
+    const keys: string[] = [];
+    const pay = tool({
+      name: "pay",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        yield* elicit("ok?", Name, { key: "ok" });
+        const k = ctx.idempotencyKey("charge");
+        keys.push(k);
+        return k;
+      },
+    });
+    const r1 = (await runtime.callTool(pay, { name: "pay", arguments: {} }, { clientCapabilities: everything })) as { requestState: string };
+    const final = { name: "pay", arguments: {}, requestState: r1.requestState, inputResponses: { ok: accept({ name: "y" }) } };
+    const a = await runtime.callTool(pay, final, { clientCapabilities: everything });
+    const b = await runtime.callTool(pay, final, { clientCapabilities: everything });
+    expect(a).toEqual(b);
+    const other = (await runtime.callTool(pay, { name: "pay", arguments: {} }, { clientCapabilities: everything })) as { requestState: string };
+    await runtime.callTool(pay, { ...final, requestState: other.requestState }, { clientCapabilities: everything });
+    expect(keys[0]).toBe(keys[1]);
+    expect(keys[2]).not.toBe(keys[0]);
+  });
+});
+
+describe("types", () => {
+  it("elicit returns the schema's type through yield*", () => {
+    const t = tool({
+      name: "types",
+      description: "",
+      input: z.object({ d: z.string() }),
+      *run({ d }) {
+        expectTypeOf(d).toEqualTypeOf<string>();
+        const a = yield* elicit("?", z.object({ n: z.number(), tags: z.array(z.enum(["a", "b"])) }));
+        expectTypeOf(a).toEqualTypeOf<ElicitOutcome<{ n: number; tags: Array<"a" | "b"> }>>();
+        if (a.action === "accept") expectTypeOf(a.content.n).toEqualTypeOf<number>();
+        const rs = yield* listRoots();
+        expectTypeOf(rs).toEqualTypeOf<Root[]>();
+        const s = yield* step("s", async () => ({ at: new Date() }));
+        expectTypeOf(s).toEqualTypeOf<{ at: Date }>();
+        const [x, y] = yield* all([elicit("x", Name), listRoots()]);
+        expectTypeOf(x).toEqualTypeOf<ElicitOutcome<{ name: string }>>();
+        expectTypeOf(y).toEqualTypeOf<Root[]>();
+        return "ok";
+      },
+    });
+    expect(t.name).toBe("types");
+  });
+});
