@@ -1,1 +1,2 @@
-export {};
+export { register, type RegisterOptions } from "./register.js";
+export { defaultPrincipal, type PrincipalOf } from "./context.js";

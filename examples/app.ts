@@ -1,0 +1,67 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { toNodeHandler } from "@modelcontextprotocol/node";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createRuntime, parseKeyRing, type Runtime, type StateKey } from "mcp-yield";
+import { register } from "mcp-yield/server";
+import { bookFlight } from "./tools/book-flight.js";
+import { conformanceFixtures } from "./tools/conformance.js";
+import { planTrip } from "./tools/plan-trip.js";
+import { workspaceSummary } from "./tools/workspace-summary.js";
+
+export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, ...conformanceFixtures];
+
+/** The key ring from `MCP_YIELD_KEYS`, or one ephemeral key (with `ephemeral: true`). */
+export function keysFromEnv(env: NodeJS.ProcessEnv = process.env): { keys: StateKey[]; ephemeral: boolean } {
+  const text = env.MCP_YIELD_KEYS;
+  if (text !== undefined && text.trim() !== "") return { keys: parseKeyRing(text), ephemeral: false };
+  return { keys: [{ id: "ephemeral", secret: crypto.getRandomValues(new Uint8Array(32)) }], ephemeral: true };
+}
+
+/** A fresh McpServer per request (stateless serving), all sharing one runtime. */
+export function createApp(runtime: Runtime) {
+  return createMcpHandler(() => {
+    const server = new McpServer({ name: "mcp-yield-example", version: "0.1.0" });
+    register(server, exampleDefinitions, { runtime });
+    return server;
+  });
+}
+
+export interface RunningServer {
+  url: string;
+  server: Server;
+  runtime: Runtime;
+  close(): Promise<void>;
+}
+
+/** Listen on 127.0.0.1:`port` (0 picks a free port) and serve `/mcp`. */
+export async function startExampleServer(options: { port?: number; keys?: StateKey[]; onError?: (e: unknown) => void } = {}): Promise<RunningServer> {
+  const runtime = createRuntime({
+    state: { keys: options.keys ?? keysFromEnv().keys },
+    onError: options.onError ?? ((error, info) => console.error(`[mcp-yield] ${info.method} ${info.target} round ${info.round}:`, error)),
+  });
+  const app = createApp(runtime);
+  const node = toNodeHandler(app);
+  const server = createServer((req, res) => {
+    if ((req.url ?? "").split("?")[0] !== "/mcp") {
+      res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the MCP endpoint is /mcp\n");
+      return;
+    }
+    void node(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    server,
+    runtime,
+    close: async () => {
+      await app.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

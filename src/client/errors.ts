@@ -1,0 +1,20 @@
+/** Why a client-side round-trip loop gave up. */
+export type ClientErrorReason =
+  | "round_limit"
+  | "unknown_result_type"
+  | "invalid_result"
+  | "no_handler"
+  | "rpc_error"
+  | "transport";
+
+/** A failure of the client loop; `rpc` holds the server's JSON-RPC error when there was one. */
+export class ClientError extends Error {
+  override readonly name = "ClientError";
+  constructor(
+    readonly reason: ClientErrorReason,
+    message: string,
+    readonly rpc?: { code: number; message: string; data?: unknown },
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,73 @@
+import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type ClientCapabilities, PROTOCOL_VERSION, PROTOCOL_VERSION_KEY } from "../wire/index.js";
+import { ClientError } from "./errors.js";
+import type { Send } from "./loop.js";
+
+export interface FetchSenderOptions {
+  clientInfo?: { name: string; version: string };
+  /** Declared on every request (this is what the server may ask for). */
+  capabilities: ClientCapabilities;
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  /** Per-request timeout in ms. Default 60000. */
+  timeoutMs?: number;
+}
+
+/** The JSON-RPC response for `id` out of a JSON body or an SSE stream. */
+async function readResponse(response: Response, id: number): Promise<{ result?: unknown; error?: { code: number; message: string; data?: unknown } }> {
+  const type = response.headers.get("content-type") ?? "";
+  const text = await response.text();
+  const candidates = type.includes("text/event-stream")
+    ? text.split(/\r?\n\r?\n/).map((event) => event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")).filter((d) => d !== "")
+    : [text];
+  for (const candidate of candidates) {
+    let message: unknown;
+    try {
+      message = JSON.parse(candidate);
+    } catch {
+      continue;
+    }
+    if (typeof message === "object" && message !== null && (message as { id?: unknown }).id === id) return message as never;
+  }
+  throw new ClientError("transport", `HTTP ${response.status}: no JSON-RPC response for request ${id}${text ? `: ${text.slice(0, 200)}` : ""}`);
+}
+
+/**
+ * A `Send` over plain `fetch` speaking stateless 2026-07-28 HTTP: every POST carries the
+ * `_meta` envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers.
+ */
+export function createFetchSender(url: string | URL, options: FetchSenderOptions): Send {
+  const doFetch = options.fetch ?? fetch;
+  const clientInfo = options.clientInfo ?? { name: "mcp-yield-client", version: "0.1.0" };
+  let nextId = 1;
+  return async (method, params) => {
+    const id = nextId++;
+    const meta = {
+      ...((params._meta as Record<string, unknown> | undefined) ?? {}),
+      [PROTOCOL_VERSION_KEY]: PROTOCOL_VERSION,
+      [CLIENT_INFO_KEY]: clientInfo,
+      [CLIENT_CAPABILITIES_KEY]: options.capabilities,
+    };
+    const name = typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": PROTOCOL_VERSION,
+          "mcp-method": method,
+          ...(name !== undefined ? { "mcp-name": name } : {}),
+          ...options.headers,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } }),
+        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+      });
+    } catch (error) {
+      throw new ClientError("transport", `${method} failed: ${(error as Error).message}`);
+    }
+    const message = await readResponse(response, id);
+    if (message.error) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
+    return message.result;
+  };
+}

@@ -1,0 +1,21 @@
+import type { Client } from "@modelcontextprotocol/client";
+import { ClientError } from "./errors.js";
+import type { Send } from "./loop.js";
+
+/**
+ * A `Send` over a connected `@modelcontextprotocol/client` v2 `Client`, in the SDK's manual
+ * multi-round-trip mode (`allowInputRequired`), so this loop — not the SDK's — answers the
+ * embedded requests. Pin the client to 2026-07-28 (`versionNegotiation: { mode: { pin:
+ * "2026-07-28" } }`) for MRTR; the SDK adds the envelope and headers.
+ */
+export function sdkSender(client: Client): Send {
+  return async (method, params) => {
+    try {
+      return await client.request({ method: method as "tools/call", params }, { allowInputRequired: true });
+    } catch (error) {
+      const e = error as { code?: unknown; message?: string; data?: unknown };
+      if (typeof e.code === "number") throw new ClientError("rpc_error", `${method}: ${e.message} (${e.code})`, { code: e.code, message: e.message ?? "", data: e.data });
+      throw new ClientError("transport", `${method} failed: ${e.message ?? String(error)}`);
+    }
+  };
+}

@@ -1,0 +1,37 @@
+import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
+import { CLIENT_CAPABILITIES_KEY } from "../wire/index.js";
+import type { RequestInfo } from "../runtime/index.js";
+
+/** How to name the caller a state is bound to; default: the OAuth client id, if any. */
+export type PrincipalOf = (ctx: ServerContext) => string | undefined;
+
+export const defaultPrincipal: PrincipalOf = (ctx) => ctx.http?.authInfo?.clientId;
+
+/**
+ * The runtime's view of one SDK request. Capabilities come from this request's envelope
+ * (2026-07-28); a 2025-era connection has no envelope, so there the capabilities declared at
+ * `initialize` are the request's own (that is what the SDK's legacy shim fulfils against).
+ */
+export function requestInfoOf(server: McpServer, ctx: ServerContext, principalOf: PrincipalOf): RequestInfo {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const clientCapabilities = envelope !== undefined && Object.hasOwn(envelope, CLIENT_CAPABILITIES_KEY)
+    ? envelope[CLIENT_CAPABILITIES_KEY]
+    : envelope === undefined
+      ? server.server.getClientCapabilities()
+      : undefined;
+  const principal = principalOf(ctx);
+  return { clientCapabilities, signal: ctx.mcpReq.signal, ...(principal !== undefined ? { principal } : {}) };
+}
+
+/**
+ * The multi-round-trip members the SDK lifted out of the params, put back for the runtime.
+ * The SDK's own copy of `inputResponses` may have had a `__proto__` entry turned into its
+ * prototype; the runtime only ever reads own keys of it.
+ */
+export function multiRoundParams(ctx: ServerContext): { inputResponses?: Record<string, unknown>; requestState?: string } {
+  const out: { inputResponses?: Record<string, unknown>; requestState?: string } = {};
+  if (ctx.mcpReq.inputResponses !== undefined) out.inputResponses = ctx.mcpReq.inputResponses;
+  const state: unknown = ctx.mcpReq.requestState();
+  if (state !== undefined) out.requestState = state as string;
+  return out;
+}

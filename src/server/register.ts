@@ -1,0 +1,88 @@
+import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import {
+  createRuntime,
+  type Definition,
+  type PromptDefinition,
+  type ResourceDefinition,
+  type Runtime,
+  type RuntimeOptions,
+  type ToolDefinition,
+} from "../runtime/index.js";
+import { ErrorCode, ProtocolError } from "../wire/index.js";
+import { defaultPrincipal, multiRoundParams, type PrincipalOf, requestInfoOf } from "./context.js";
+
+export interface RegisterOptions {
+  /** A runtime to share between requests (build it once), or options to build one. */
+  runtime: Runtime | RuntimeOptions;
+  /** Who the caller is, for binding states; default: `ctx.http.authInfo.clientId`. */
+  principal?: PrincipalOf;
+}
+
+type Handler = (request: { params: Record<string, unknown> }, ctx: ServerContext) => Promise<unknown>;
+
+const MULTI_ROUND = ["tools/call", "prompts/get", "resources/read"] as const;
+
+function promptArgsSchema(def: PromptDefinition) {
+  return z.object(Object.fromEntries(def.arguments.map((a) => [a.name, a.required ? z.string() : z.string().optional()])));
+}
+
+const unreachable = () => {
+  throw new Error("mcp-yield: this handler is replaced by the runtime's dispatcher");
+};
+
+/**
+ * Register mcp-yield definitions on an `McpServer`. They are listed by the SDK as usual; their
+ * calls go to the runtime through low-level handlers, so a bad `requestState`, a divergence or
+ * a missing capability reaches the client as a JSON-RPC error (the SDK's own `tools/call` turns
+ * every thrown error into an `isError` result). Tools, prompts and resources registered on the
+ * same server with the SDK's own API keep working: unknown names go to the SDK's handler.
+ */
+export function register(server: McpServer, definitions: readonly Definition[], options: RegisterOptions): Runtime {
+  const runtime: Runtime = "callTool" in options.runtime ? options.runtime : createRuntime(options.runtime);
+  const principalOf = options.principal ?? defaultPrincipal;
+  const tools = new Map<string, ToolDefinition>();
+  const prompts = new Map<string, PromptDefinition>();
+  const resources = new Map<string, ResourceDefinition>();
+
+  for (const def of definitions) {
+    if (def.type === "tool") {
+      tools.set(def.name, def);
+      server.registerTool(def.name, { title: def.title, description: def.description, inputSchema: def.input, ...(def.output ? { outputSchema: def.output } : {}) }, unreachable);
+    } else if (def.type === "prompt") {
+      prompts.set(def.name, def);
+      server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: promptArgsSchema(def) }, unreachable);
+    } else {
+      resources.set(def.uri, def);
+      server.registerResource(def.name, def.uri, { ...(def.description ? { description: def.description } : {}), ...(def.mimeType ? { mimeType: def.mimeType } : {}) }, unreachable);
+    }
+  }
+
+  const low = server.server;
+  const handlerTable = (low as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
+  const route = <D>(
+    method: (typeof MULTI_ROUND)[number],
+    table: Map<string, D>,
+    nameOf: (params: Record<string, unknown>) => unknown,
+    run: (def: D, params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,
+  ) => {
+    if (table.size === 0) return;
+    // The SDK's handler for names we do not own. Reading the SDK's handler table is the only
+    // way to chain to it; if a future SDK hides it, unknown names get a plain -32602.
+    const previous = handlerTable instanceof Map ? handlerTable.get(method) : undefined;
+    low.setRequestHandler(method, (async (request: { params: Record<string, unknown> }, ctx: ServerContext) => {
+      const name = nameOf(request.params);
+      const def = typeof name === "string" ? table.get(name) : undefined;
+      if (def === undefined) {
+        if (previous) return previous(request, ctx);
+        throw new ProtocolError(ErrorCode.InvalidParams, `Unknown ${method === "resources/read" ? "resource" : method === "prompts/get" ? "prompt" : "tool"}: ${String(name)}`);
+      }
+      return run(def, { ...request.params, ...multiRoundParams(ctx) }, ctx);
+    }) as never);
+  };
+
+  route("tools/call", tools, (p) => p.name, (def, params, ctx) => runtime.callTool(def, params, requestInfoOf(server, ctx, principalOf)));
+  route("prompts/get", prompts, (p) => p.name, (def, params, ctx) => runtime.getPrompt(def, params, requestInfoOf(server, ctx, principalOf)));
+  route("resources/read", resources, (p) => p.uri, (def, params, ctx) => runtime.readResource(def, params, requestInfoOf(server, ctx, principalOf)));
+  return runtime;
+}

@@ -1,0 +1,125 @@
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { callWithInput, ClientError, createFetchSender, type InputHandlers, sdkSender } from "mcp-yield/client";
+import { contentFor } from "../examples/answer-from-schema.js";
+import { type RunningServer, startExampleServer } from "../examples/app.js";
+
+// The example server over real HTTP, driven three ways: the official SDK client with its own
+// input-required handling, our loop over that client, and our loop over plain fetch.
+
+let server: RunningServer;
+const errors: unknown[] = [];
+beforeAll(async () => {
+  server = await startExampleServer({ keys: [{ id: "http", secret: new Uint8Array(32).fill(4) }], onError: (e) => errors.push(e) });
+});
+afterAll(() => server.close());
+
+const answers: Record<string, Record<string, string | boolean>> = { name: { name: "Ada" }, destination: { destination: "Nairobi" }, confirm: { confirm: true } };
+const handlers: InputHandlers = {
+  elicit: (params, { key }) => (params.mode === "url" ? { action: "accept" } : { action: "accept", content: contentFor(params.requestedSchema, answers[key]) }),
+  sample: () => ({ role: "assistant", content: { type: "text", text: "sampled-summary" }, model: "test" }),
+  roots: () => [{ uri: "file:///work/project", name: "project" }],
+};
+const expected: Array<[string, Record<string, unknown>, RegExp]> = [
+  ["book_flight", { destination: "Lisbon" }, /Booked Lisbon .*draft D-[0-9a-f]{8}/],
+  ["plan_trip", {}, /Ada is going to Nairobi/],
+  ["workspace_summary", {}, /file:\/\/\/work\/project: sampled-summary/],
+];
+const textOf = (r: { content?: Array<{ type: string; text?: string }> }) => (r.content ?? []).map((c) => c.text).join(" ");
+
+async function sdkClient(autoFulfill: boolean) {
+  const client = new Client(
+    { name: "test-sdk-client", version: "1.0.0" },
+    { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } }, inputRequired: { autoFulfill } },
+  );
+  client.setRequestHandler("elicitation/create", async (request) => (await handlers.elicit!(request.params as never, { key: guessKey(request.params), round: 0 })) as never);
+  client.setRequestHandler("sampling/createMessage", async (request) => handlers.sample!(request.params as never, { key: "", round: 0 }) as never);
+  client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///work/project", name: "project" }] }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  return client;
+}
+// The SDK's handlers do not see the inputRequests key; the example questions say what they ask.
+const guessKey = (params: unknown) => {
+  const m = String((params as { message?: string }).message);
+  return m.startsWith("What is your name") ? "name" : m.startsWith("Where") ? "destination" : "confirm";
+};
+
+describe("example tools over HTTP", () => {
+  it.each(expected)("%s completes through @modelcontextprotocol/client with its own input-required handling", async (name, args, pattern) => {
+    const client = await sdkClient(true);
+    try {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError).toBeFalsy();
+      expect(textOf(result as never)).toMatch(pattern);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it.each(expected)("%s completes through mcp-yield/client over the SDK client", async (name, args, pattern) => {
+    const client = await sdkClient(false);
+    try {
+      const rounds: number[] = [];
+      const result = await callWithInput<{ content: Array<{ type: string; text?: string }> }>(sdkSender(client), "tools/call", { name, arguments: args }, handlers, { onRound: (r) => rounds.push(r.round) });
+      expect(textOf(result)).toMatch(pattern);
+      expect(rounds.length).toBe(name === "plan_trip" ? 3 : 1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it.each(expected)("%s completes through mcp-yield/client over plain fetch", async (name, args, pattern) => {
+    const send = createFetchSender(server.url, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+    const result = await callWithInput<{ content: Array<{ type: string; text?: string }> }>(send, "tools/call", { name, arguments: args }, handlers);
+    expect(textOf(result)).toMatch(pattern);
+  });
+
+  it("book_flight declined ends cancelled; the prompt completes too", async () => {
+    const send = createFetchSender(server.url, { capabilities: { elicitation: {} } });
+    const declined = await callWithInput<{ content: Array<{ type: string; text?: string }>; isError?: boolean }>(send, "tools/call", { name: "book_flight", arguments: { destination: "Oslo" } }, { elicit: () => ({ action: "decline" }) });
+    expect(declined.isError).toBe(true);
+    expect(textOf(declined)).toMatch(/cancelled/);
+    const p = await callWithInput<{ messages: Array<{ content: { text: string } }> }>(send, "prompts/get", { name: "test_input_required_result_prompt" }, { elicit: () => ({ action: "accept", content: { context: "ctx" } }) });
+    expect(p.messages[0]!.content.text).toBe("Context: ctx");
+  });
+
+  it("a tampered state is a JSON-RPC -32602 error that echoes the request id", async () => {
+    const send = createFetchSender(server.url, { capabilities: { elicitation: {} } });
+    const first = (await send("tools/call", { name: "book_flight", arguments: { destination: "Rome" } })) as { requestState: string };
+    const response = await fetch(server.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "book_flight" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "req-77",
+        method: "tools/call",
+        params: {
+          name: "book_flight",
+          arguments: { destination: "Rome" },
+          requestState: `${first.requestState}-TAMPERED`,
+          inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
+          _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } },
+        },
+      }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { id: unknown; error?: { code: number; data?: { reason?: string } } };
+    expect(body.id).toBe("req-77");
+    expect(body.error?.code).toBe(-32602);
+    expect(body.error?.data?.reason).toBe("bad_signature");
+  });
+
+  it("the client loop refuses an unknown resultType and bounds the rounds", async () => {
+    const weird = async () => ({ resultType: "mystery" });
+    await expect(callWithInput(weird, "tools/call", { name: "x" }, {})).rejects.toMatchObject({ reason: "unknown_result_type" });
+    const forever = async () => ({ resultType: "input_required", requestState: "s" });
+    await expect(callWithInput(forever, "tools/call", { name: "x" }, {}, { maxRounds: 3 })).rejects.toBeInstanceOf(ClientError);
+    let calls = 0;
+    await callWithInput(async () => (++calls < 3 ? { resultType: "input_required", requestState: "s" } : { content: [] }), "tools/call", { name: "x" }, {});
+    expect(calls).toBe(3); // state-only rounds are retried at once; a missing resultType means complete
+  });
+
+  it("reported no author errors while serving", () => {
+    expect(errors).toEqual([]);
+  });
+});
