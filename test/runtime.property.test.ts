@@ -5,11 +5,19 @@ import { all, createRuntime, elicit, ProtocolError, step, tool } from "mcp-yield
 import { accept, simulate } from "mcp-yield/testing";
 import { bookFlight } from "../examples/tools/book-flight.js";
 
-const runtime = createRuntime({ state: { keys: [{ id: "p", secret: new Uint8Array(32).fill(3) }] } });
+const keys = [{ id: "p", secret: new Uint8Array(32).fill(3) }];
+const runtime = createRuntime({ state: { keys } });
+// The three ways a call's rounds can be served: the same instance resuming its suspended
+// generator, an instance that must replay every round, and two instances taking turns.
+const servings = {
+  "one instance (resumes)": () => runtime,
+  "replay every round": () => createRuntime({ state: { keys }, liveCalls: 0 }),
+  "two instances alternating": () => [createRuntime({ state: { keys } }), createRuntime({ state: { keys } })],
+};
 const caps = { clientCapabilities: { elicitation: {}, sampling: {}, roots: {} } };
 
 describe("replay properties", () => {
-  it("random programs: every step runs once, every ask gets the answer given for it", async () => {
+  it.each(Object.entries(servings))("random programs, %s: every step runs once, every ask gets the answer given for it", async (_how, serving) => {
     type Op = { t: "step" } | { t: "ask" } | { t: "all"; n: number };
     const program = fc.array(fc.oneof(fc.constant<Op>({ t: "step" }), fc.constant<Op>({ t: "ask" }), fc.integer({ min: 1, max: 3 }).map<Op>((n) => ({ t: "all", n }))), { maxLength: 12 });
     await fc.assert(
@@ -39,7 +47,7 @@ describe("replay properties", () => {
           },
         });
         // Every ask is answered with its own message, so a misdelivered answer shows.
-        const sim = await simulate(def, {}, (req) => accept({ v: `answer to ${(req.params as { message: string }).message}` }), { runtime });
+        const sim = await simulate(def, {}, (req) => accept({ v: `answer to ${(req.params as { message: string }).message}` }), { runtime: serving() });
         const expected = ops.map((op, i) =>
           op.t === "step" ? `${seed}:${i}` : op.t === "ask" ? `answer to q${i}` : Array.from({ length: op.n }, (_, j) => `answer to q${i}.${j}`).join("+"),
         );

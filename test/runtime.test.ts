@@ -98,6 +98,8 @@ describe("replay", () => {
   });
 
   it("now() and uuid() are recorded: every replay sees the first round's values", async () => {
+    // liveCalls: 0 forces a replay every round, as when each round lands on another instance.
+    const replaying = createRuntime({ state: { keys: [key] }, liveCalls: 0 });
     const seen: Array<[number, string]> = [];
     const t = tool({
       name: "clock",
@@ -112,7 +114,7 @@ describe("replay", () => {
         return `${at} ${id}`;
       },
     });
-    const sim = await simulate(t, {}, () => accept({ name: "n" }));
+    const sim = await simulate(t, {}, () => accept({ name: "n" }), { runtime: replaying });
     expect(seen).toHaveLength(3);
     expect(new Set(seen.map((s) => s.join()))).toHaveLength(1);
     expect(textOf(sim.result)).toBe(seen[0]!.join(" "));
@@ -407,5 +409,47 @@ describe("types", () => {
       },
     });
     expect(t.name).toBe("types");
+  });
+});
+
+describe("live generators (resume on the same instance)", () => {
+  const make = (log: string[]) =>
+    tool({
+      name: "live",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        log.push("start");
+        const a = yield* elicit("one?", Name, { key: "one" });
+        log.push(`can sampling: ${ctx.can("sampling")}`);
+        const b = yield* elicit("two?", Name, { key: "two" });
+        return `${a.action}/${b.action}`;
+      },
+    });
+
+  it("resumes instead of replaying, reads capabilities from each new request, and a repeated round replays", async () => {
+    const log: string[] = [];
+    const def = make(log);
+    const runtime = createRuntime({ state: { keys: [key] } });
+    const r1 = (await runtime.callTool(def, { name: "live", arguments: {} }, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
+    const round2 = { name: "live", arguments: {}, requestState: r1.requestState, inputResponses: { one: accept({ name: "a" }) } };
+    const r2 = (await runtime.callTool(def, round2, { clientCapabilities: { elicitation: {}, sampling: {} } })) as { requestState: string };
+    expect(log).toEqual(["start", "can sampling: true"]); // resumed: "start" ran once
+    // The same state again (a client repeating round 2): the generator was already taken, so it replays.
+    const again = (await runtime.callTool(def, round2, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
+    expect(log).toEqual(["start", "can sampling: true", "start", "can sampling: false"]);
+    const finish = (state: string) => runtime.callTool(def, { name: "live", arguments: {}, requestState: state, inputResponses: { two: decline() } }, { clientCapabilities: { elicitation: {} } });
+    expect(textOf((await finish(r2.requestState)) as never)).toBe("accept/decline");
+    expect(textOf((await finish(again.requestState)) as never)).toBe("accept/decline");
+  });
+
+  it("a tampered token never reaches a live generator", async () => {
+    const def = make([]);
+    const runtime = createRuntime({ state: { keys: [key] } });
+    const r1 = (await runtime.callTool(def, { name: "live", arguments: {} }, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
+    await expectProtocolError(runtime.callTool(def, { name: "live", arguments: { x: 1 }, requestState: r1.requestState }, { clientCapabilities: { elicitation: {} } }), -32602, "wrong_binding");
+    // The legitimate next round still works (the failed attempt did not consume the live call either way).
+    const ok = await runtime.callTool(def, { name: "live", arguments: {}, requestState: r1.requestState, inputResponses: { one: accept({ name: "z" }) } }, { clientCapabilities: { elicitation: {} } });
+    expect(ok.resultType).toBe("input_required");
   });
 });

@@ -1,15 +1,14 @@
-import { clientCapabilities } from "../wire/index.js";
 import type { Capability } from "./definitions.js";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * `can(kind)` over one request's declared clientCapabilities. `elicitation: {}` means form
- * mode only; URL mode needs `elicitation.url`. Anything malformed declares nothing.
+ * mode only; URL mode needs `elicitation.url`. Only the presence of objects is read (no value
+ * inside them matters), and anything malformed declares nothing.
  */
 export function capabilityCheck(declared: unknown): (kind: Capability) => boolean {
-  const parsed = clientCapabilities.safeParse(declared);
-  const caps = parsed.success ? parsed.data : {};
+  const caps = isObject(declared) ? declared : {};
   const elicitation = caps.elicitation;
   const declaresModes = isObject(elicitation) && (elicitation.form !== undefined || elicitation.url !== undefined);
   const can: Record<Capability, boolean> = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { deepFreeze } from "../state/index.js";
 import type { PrimitiveSchemaDefinition, RequestedSchema } from "../wire/index.js";
 
 /** A zod object schema accepted by `elicit`: its fields must fit the elicitation form subset. */
@@ -92,6 +93,8 @@ export function toRequestedSchema(schema: FormSchema): RequestedSchema {
   }
   const result: RequestedSchema = { type: "object", properties };
   if (isStringArray(json.required) && json.required.length > 0) result.required = json.required;
+  // Frozen: shared by every elicit of this schema, and hashed once for fingerprints.
+  deepFreeze(result);
   cache.set(schema, result);
   return result;
 }

@@ -41,7 +41,7 @@ export function requestOf(effect: AskEffect): { method: string; params?: Record<
 /**
  * `kind:key:digest` — enough to tell, on replay, whether the code still does the same thing at
  * this position. Steps are identified by name (their function cannot be compared); asks by the
- * SHA-256 of their canonical request, truncated to 96 bits (inside an authenticated token, so
+ * SHA-256 of their canonical request, truncated to 72 bits (inside an authenticated token, so
  * it guards against accidents, not forgery).
  */
 export function fingerprintOf(effect: Effect, key: string | undefined): string {
@@ -55,10 +55,10 @@ export function fingerprintOf(effect: Effect, key: string | undefined): string {
       const parts = Array.isArray(effect.asks)
         ? (effect.asks as readonly AskEffect[]).map((a, i) => fingerprintOf(a, subKey(key!, a, i)))
         : Object.entries(effect.asks).map(([name, a]) => `${name}=${fingerprintOf(a, subKey(key!, a, name))}`);
-      return `all:${key}:${digestOf(parts).slice(0, 16)}`;
+      return `all:${key}:${digestOf(parts).slice(0, 12)}`;
     }
     default:
-      return `${effect.kind}:${key}:${digestOf(requestOf(effect)).slice(0, 16)}`;
+      return `${effect.kind}:${key}:${digestOf(requestOf(effect)).slice(0, 12)}`;
   }
 }
 

@@ -23,6 +23,17 @@ export interface RoundInput {
   clock: () => number;
 }
 
+/**
+ * A generator stopped at an ask it could not satisfy, with everything needed to go on from
+ * there: the next round on this instance can resume it instead of replaying from the top.
+ */
+export interface Suspended {
+  generator: RunGenerator<unknown>;
+  /** The journal up to (not including) the pending effect — what the sealed state holds. */
+  records: JournalRecord[];
+  pending: { effect: Effect; key: string | undefined; fp: string };
+}
+
 export type RoundOutcome =
   | { type: "complete"; value: unknown; journal: JournalRecord[] }
   | {
@@ -31,6 +42,7 @@ export type RoundOutcome =
       journal: JournalRecord[];
       outstanding: Record<string, string>;
       partial: Record<string, unknown> | undefined;
+      suspended: Suspended;
     };
 
 const CAPABILITY_OF: Record<AskEffect["kind"], Capability> = {
@@ -50,22 +62,30 @@ function subAsks(effect: AllEffect, key: string): Array<[string, AskEffect, numb
     : Object.entries(effect.asks).map(([name, a]) => [subKey(key, a, name), a, name]);
 }
 
-/**
- * Run one round: replay the generator from the top, feeding each effect its recorded value,
- * until it completes or reaches an ask with no usable answer. Sync generators and sync steps
- * replay without awaiting, so replay costs little more than running the code once.
- */
-export async function runRound(input: RoundInput): Promise<RoundOutcome> {
-  const { journal, outstanding, responses } = input;
-  const records: JournalRecord[] = journal.slice();
-  const consumed = new Set<string>();
+function startGenerator(start: () => RunGenerator<unknown>): RunGenerator<unknown> {
   let generator: RunGenerator<unknown>;
   try {
-    generator = input.start();
+    generator = start();
   } catch (error) {
     throw new AuthorCodeError(error);
   }
   if (typeof generator?.next !== "function") throw new AuthorCodeError(new TypeError("run must be a generator function (function* or async function*)"));
+  return generator;
+}
+
+/**
+ * Run one round: replay the generator from the top, feeding each effect its recorded value,
+ * until it completes or reaches an ask with no usable answer. Sync generators and sync steps
+ * replay without awaiting, so replay costs little more than running the code once. Given a
+ * `resume` (the same call suspended at the end of the previous round on this instance, with
+ * exactly the journal of the state presented), it goes on from the pending ask instead.
+ */
+export async function runRound(input: RoundInput, resume?: Suspended): Promise<RoundOutcome> {
+  const { journal, outstanding, responses } = input;
+  const records: JournalRecord[] = resume ? resume.records : journal.slice();
+  const consumed = new Set<string>();
+  const generator = resume ? resume.generator : startGenerator(input.start);
+  let pending = resume?.pending;
 
   /** A usable answer to `effect` under `key` from this request, consumed at most once per round. */
   const answerFor = (key: string, effect: AskEffect, fp: string): { value: unknown } | undefined => {
@@ -87,24 +107,33 @@ export async function runRound(input: RoundInput): Promise<RoundOutcome> {
   };
 
   let send: unknown;
-  for (let index = 0; ; index++) {
-    let next: IteratorResult<Effect, unknown> | Promise<IteratorResult<Effect, unknown>>;
-    try {
-      next = generator.next(send);
-      if (isThenable(next)) next = await next;
-    } catch (error) {
-      throw new AuthorCodeError(error);
+  for (let index = resume ? records.length : 0; ; index++) {
+    let effect: Effect;
+    let key: string | undefined;
+    let fp: string;
+    if (pending) {
+      ({ effect, key, fp } = pending);
+      pending = undefined;
+    } else {
+      let next: IteratorResult<Effect, unknown> | Promise<IteratorResult<Effect, unknown>>;
+      try {
+        next = generator.next(send);
+        if (isThenable(next)) next = await next;
+      } catch (error) {
+        throw new AuthorCodeError(error);
+      }
+      if (next.done) {
+        if (index < journal.length) throw new DivergenceError(index, journal[index]![0], undefined, `the journal recorded ${journal.length} effects but the code now completes after ${index}`);
+        return { type: "complete", value: next.value, journal: records };
+      }
+      if (!isEffect(next.value)) {
+        const v = next.value as unknown;
+        throw new AuthorCodeError(new TypeError(`run yielded ${typeof v === "object" ? JSON.stringify(v)?.slice(0, 80) : String(v)}, which is not an effect: use yield* with elicit, sample, listRoots, step, now, uuid or all`));
+      }
+      effect = next.value;
+      key = effect.kind === "step" || effect.kind === "now" || effect.kind === "uuid" ? undefined : (effect.kind === "all" ? undefined : effect.key) ?? defaultKey(effect, index);
+      fp = fingerprintOf(effect, key);
     }
-    if (next.done) {
-      if (index < journal.length) throw new DivergenceError(index, journal[index]![0], undefined, `the journal recorded ${journal.length} effects but the code now completes after ${index}`);
-      return { type: "complete", value: next.value, journal: records };
-    }
-    const effect = next.value;
-    if (!isEffect(effect)) {
-      throw new AuthorCodeError(new TypeError(`run yielded ${typeof effect === "object" ? JSON.stringify(effect)?.slice(0, 80) : String(effect)}, which is not an effect: use yield* with elicit, sample, listRoots, step, now, uuid or all`));
-    }
-    const key = effect.kind === "step" || effect.kind === "now" || effect.kind === "uuid" ? undefined : (effect.kind === "all" ? undefined : effect.key) ?? defaultKey(effect, index);
-    const fp = fingerprintOf(effect, key);
 
     if (index < journal.length) {
       const recorded = journal[index]!;
@@ -152,6 +181,7 @@ export async function runRound(input: RoundInput): Promise<RoundOutcome> {
             journal: records,
             outstanding: fps,
             partial: answers,
+            suspended: { generator, records, pending: { effect, key, fp } },
           };
         }
         value = Array.isArray(effect.asks) ? subs.map(([k]) => answers[k]) : Object.fromEntries(subs.map(([k, , slot]) => [slot, answers[k]]));
@@ -167,6 +197,7 @@ export async function runRound(input: RoundInput): Promise<RoundOutcome> {
             journal: records,
             outstanding: { [key!]: fp },
             partial: undefined,
+            suspended: { generator, records, pending: { effect, key, fp } },
           };
         }
         value = got.value;

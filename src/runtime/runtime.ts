@@ -13,9 +13,10 @@ import {
   readResourceParams,
 } from "../wire/index.js";
 import { capabilityCheck } from "./capabilities.js";
-import type { PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
+import type { Capability, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
 import { AuthorCodeError, DivergenceError } from "./errors.js";
 import { type StatePayload, statePayload } from "./journal.js";
+import { LiveCalls } from "./live-calls.js";
 import { runRound } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
 
@@ -47,6 +48,12 @@ export interface RuntimeLimits {
 export interface RuntimeOptions {
   /** A codec, or the options to build one (see `createStateCodec`). */
   state: StateCodec | StateCodecOptions;
+  /**
+   * How many suspended generators this instance keeps so the next round of a call can resume
+   * instead of replaying (a pure speed-up: any round can always replay from the state).
+   * Default 1000; 0 turns it off.
+   */
+  liveCalls?: number;
   /** Told about author-code failures and internal errors; never about client mistakes. */
   onError?: (error: unknown, info: ErrorInfo) => void;
   limits?: RuntimeLimits;
@@ -80,6 +87,8 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: stri
 
 /** One call's shared parts, whatever the method. */
 interface CallSpec<R> {
+  /** The definition being run (live generators are only resumed under the same one). */
+  owner: object;
   binding: StateBinding;
   version: string | undefined;
   requestState: string | undefined;
@@ -89,6 +98,42 @@ interface CallSpec<R> {
   shape: (value: unknown) => R;
   /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
   onAuthorFailure: () => R;
+}
+
+/**
+ * The `ctx` a generator receives. It lives as long as the call's generator, which later
+ * requests may resume, so everything request-specific is read from `holder.request`, swapped
+ * in every round: capabilities are never carried over from an earlier request.
+ */
+class CallContext implements RunContext {
+  private checkedFor: RequestInfo | undefined;
+  private check: RunContext["can"] = () => false;
+  constructor(
+    private readonly holder: { request: RequestInfo },
+    private readonly callId: string,
+  ) {}
+  get principal(): string | undefined {
+    return this.holder.request.principal;
+  }
+  get signal(): AbortSignal {
+    return this.holder.request.signal ?? NEVER_ABORTED;
+  }
+  // Arrow properties, so `const { can } = ctx` works as well as `ctx.can(...)`.
+  readonly can = (kind: Capability): boolean => {
+    if (this.checkedFor !== this.holder.request) this.check = capabilityCheck((this.checkedFor = this.holder.request).clientCapabilities);
+    return this.check(kind);
+  };
+  readonly idempotencyKey = (name: string): string => `mcpy-${digestOf([this.callId, name]).slice(0, 32)}`;
+}
+
+/** For requests without a signal of their own; nothing ever aborts it. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/** The call a state belongs to; the arguments digest is computed once for open and seal. */
+function bindingFor(method: StateBinding["method"], target: string, args: Record<string, unknown>, principal: string | undefined): StateBinding {
+  const binding: StateBinding = { method, target, arguments: args, argumentsDigest: digestOf(args) };
+  if (principal !== undefined) binding.principal = principal;
+  return binding;
 }
 
 const PAYLOAD_LIMIT_REASON = "state_too_large";
@@ -101,6 +146,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     maxInputResponses: options.limits?.maxInputResponses ?? 64,
   };
   const clock = options.clock ?? Date.now;
+  const live = new LiveCalls(options.liveCalls ?? 1000);
   const report = (error: unknown, info: ErrorInfo) => {
     try {
       options.onError?.(error, info);
@@ -144,29 +190,31 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   async function run<R>(spec: CallSpec<R>, request: RequestInfo): Promise<R | InputRequiredResult> {
     const payload = spec.requestState === undefined ? undefined : openState(spec.requestState, spec as CallSpec<unknown>);
+    // Only after the token verified, bound to this call: resume this instance's suspended generator.
+    const resumed = spec.requestState === undefined ? undefined : live.take(spec.requestState, spec.owner);
     const responses = ownResponses(spec.inputResponses);
     const round = (payload?.r ?? 0) + 1;
     const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round };
     const callId = payload?.c ?? crypto.randomUUID();
-    const ctx: RunContext = {
-      principal: request.principal,
-      can: capabilityCheck(request.clientCapabilities),
-      signal: request.signal ?? new AbortController().signal,
-      idempotencyKey: (name: string) => `mcpy-${digestOf([callId, name]).slice(0, 32)}`,
-    };
+    const holder = resumed?.context ?? { request };
+    holder.request = request;
+    const ctx = new CallContext(holder, callId);
     let outcome: Awaited<ReturnType<typeof runRound>>;
     try {
-      outcome = await runRound({
-        start: () => spec.start(ctx),
-        journal: payload?.j ?? [],
-        outstanding: payload?.o,
-        partial: payload?.p ?? {},
-        responses,
-        can: ctx.can,
-        signal: ctx.signal,
-        randomUUID: () => crypto.randomUUID(),
-        clock,
-      });
+      outcome = await runRound(
+        {
+          start: () => spec.start(ctx),
+          journal: payload?.j ?? [],
+          outstanding: payload?.o,
+          partial: payload?.p ?? {},
+          responses,
+          can: ctx.can,
+          signal: ctx.signal,
+          randomUUID: () => crypto.randomUUID(),
+          clock,
+        },
+        resumed?.suspended,
+      );
     } catch (error) {
       if (error instanceof AuthorCodeError) {
         report(error.cause, info);
@@ -197,6 +245,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       return spec.onAuthorFailure(); // a step returned something that cannot be serialized
     }
+    live.put(requestState, { suspended: outcome.suspended, context: holder, owner: spec.owner });
     return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
   }
 
@@ -215,7 +264,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
       return run<CallToolResult>(
         {
-          binding: { method: "tools/call", target: def.name, arguments: args, ...(request.principal !== undefined ? { principal: request.principal } : {}) },
+          owner: def,
+          binding: bindingFor("tools/call", def.name, args, request.principal),
           version: def.version,
           requestState: params.requestState,
           inputResponses: params.inputResponses,
@@ -234,7 +284,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (missing.length > 0) throw invalidParams(`Missing required prompt arguments: ${missing.join(", ")}`, "invalid_arguments");
       return run<GetPromptResult>(
         {
-          binding: { method: "prompts/get", target: def.name, arguments: args, ...(request.principal !== undefined ? { principal: request.principal } : {}) },
+          owner: def,
+          binding: bindingFor("prompts/get", def.name, args, request.principal),
           version: def.version,
           requestState: params.requestState,
           inputResponses: params.inputResponses,
@@ -250,7 +301,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (params.uri !== def.uri) throw invalidParams(`Resource uri "${params.uri}" does not match "${def.uri}"`, "invalid_params");
       return run<ReadResourceResult>(
         {
-          binding: { method: "resources/read", target: def.uri, ...(request.principal !== undefined ? { principal: request.principal } : {}) },
+          owner: def,
+          binding: bindingFor("resources/read", def.uri, {}, request.principal),
           version: def.version,
           requestState: params.requestState,
           inputResponses: params.inputResponses,

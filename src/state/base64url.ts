@@ -8,6 +8,7 @@ const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 const VALUE = new Int16Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) VALUE[ALPHABET.charCodeAt(i)] = i;
 
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
 const NodeBuffer: typeof Buffer | undefined = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 
 /** Encode bytes as unpadded base64url. */
@@ -32,18 +33,25 @@ export function encodeBase64url(bytes: Uint8Array): string {
 
 /** Decode canonical unpadded base64url, or return `undefined` for any non-canonical input. */
 export function decodeBase64url(text: string): Uint8Array | undefined {
+  return BASE64URL.test(text) ? decodeCheckedAlphabet(text) : undefined;
+}
+
+/**
+ * `decodeBase64url` for text already known to hold only base64url characters (a segment of a
+ * token whose characters were checked once as a whole): length and trailing bits still checked.
+ */
+export function decodeCheckedAlphabet(text: string): Uint8Array | undefined {
   const rest = text.length % 4;
   if (rest === 1) return undefined;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 128 || VALUE[c]! < 0) return undefined;
-  }
   // The last character of a 2- or 3-char group carries 4 or 2 unused bits; they must be zero.
   if (rest !== 0) {
     const last = VALUE[text.charCodeAt(text.length - 1)]!;
     if ((rest === 2 && (last & 15) !== 0) || (rest === 3 && (last & 3) !== 0)) return undefined;
   }
-  if (NodeBuffer) return new Uint8Array(NodeBuffer.from(text, "base64url"));
+  if (NodeBuffer) {
+    const buf = NodeBuffer.from(text, "base64url");
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength); // a plain view, no copy
+  }
   const out = new Uint8Array(Math.floor((text.length * 3) / 4));
   let bits = 0;
   let acc = 0;

@@ -10,6 +10,28 @@ export function canonicalJson(value: unknown): string {
     if (typeof value === "bigint") return `"${value.toString()}n"`;
     return JSON.stringify(value) ?? "null";
   }
+  // Deep-frozen objects cannot change, so their text is computed once (e.g. elicitation
+  // schemas, which every replayed fingerprint includes).
+  if (!deepFrozen.has(value)) return canonicalObject(value);
+  let text = frozenText.get(value);
+  if (text === undefined) frozenText.set(value, (text = canonicalObject(value)));
+  return text;
+}
+
+const deepFrozen = new WeakSet<object>();
+const frozenText = new WeakMap<object, string>();
+
+/** Freeze `value` and everything in it; canonicalJson then computes its text only once. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !deepFrozen.has(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+    deepFrozen.add(value);
+  }
+  return value;
+}
+
+function canonicalObject(value: object): string {
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   const keys = Object.keys(value).sort();
@@ -22,9 +44,7 @@ export function canonicalJson(value: unknown): string {
   return `{${parts.join(",")}}`;
 }
 
-const encoder = new TextEncoder();
-
 /** base64url SHA-256 of the canonical JSON of `value` (43 characters). */
 export function digestOf(value: unknown): string {
-  return encodeBase64url(defaultBackend.sha256(encoder.encode(canonicalJson(value))));
+  return encodeBase64url(defaultBackend.sha256(canonicalJson(value)));
 }

@@ -9,6 +9,11 @@ export interface StateBinding {
   arguments?: unknown;
   /** The authenticated principal, if any; stored only as a keyed hash. */
   principal?: string;
+  /**
+   * `digestOf(arguments)` when the caller already has it (the runtime computes it once per
+   * round for both open and seal); must match `arguments`.
+   */
+  argumentsDigest?: string;
 }
 
 /** What `open` hands back. */
@@ -32,7 +37,10 @@ export const claimsSchema = z.object({
   a: z.string(),
   p: z.string().optional(),
   n: z.string(),
+  /** The data: plain JSON, or superjson's `json` part when `sj` is present. */
   d: z.unknown(),
+  /** superjson metadata for `d` (Dates, Maps, Sets, BigInts, undefined, escaped keys). */
+  sj: z.unknown().optional(),
   /** Set when reserved keys in `d` were escaped (see reserved-keys.ts). */
   x: z.literal(1).optional(),
 });

@@ -1,10 +1,9 @@
-import superjson from "superjson";
-import { decodeBase64url, encodeBase64url } from "./base64url.js";
+import { decodeCheckedAlphabet, encodeBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
 import { type Claims, claimsSchema, type OpenedState, type StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqual, defaultBackend, portableBackend } from "./crypto.js";
 import { StateConfigError, StateError } from "./errors.js";
-import { escapeReservedKeys, unescapeReservedKeys } from "./reserved-keys.js";
+import { decodeData, encodeData } from "./payload.js";
 import { buildKeyRing, type DerivedKey, type StateKey } from "./keyring.js";
 
 /** `signed`: HMAC-SHA256, payload readable by the client. `sealed`: AES-256-GCM, payload hidden. */
@@ -50,15 +49,6 @@ function positiveInt(name: string, value: number | undefined, fallback: number):
   return value;
 }
 
-/** superjson text of the claims; payloads with reserved keys are escaped and flagged `x`. */
-function serialize(claims: Claims): string {
-  try {
-    return superjson.stringify(claims);
-  } catch {
-    return superjson.stringify({ ...claims, d: escapeReservedKeys(claims.d), x: 1 });
-  }
-}
-
 /** Create a requestState codec. See README "The requestState codec" for format and guarantees. */
 export function createStateCodec<T = unknown>(options: StateCodecOptions): StateCodec<T> {
   const backend: CryptoBackend = options.crypto === "portable" ? portableBackend : defaultBackend;
@@ -74,8 +64,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   const principalHash = (key: DerivedKey, principal: string) =>
     encodeBase64url(backend.hmacSha256(key.principal, encoder.encode(principal)).subarray(0, 16));
 
-  const macTag = (key: DerivedKey, signedPart: string) =>
-    encodeBase64url(backend.hmacSha256(key.mac, encoder.encode(signedPart)));
+  const macOf = (key: DerivedKey, signedPart: string) => backend.hmacSha256(key.mac, encoder.encode(signedPart));
 
   function seal({ binding, data }: { binding: StateBinding; data: T }): string {
     const now = clock();
@@ -84,16 +73,16 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
       exp: now + ttlSeconds * 1000,
       m: binding.method,
       t: binding.target,
-      a: digestOf(binding.arguments ?? {}),
+      a: binding.argumentsDigest ?? digestOf(binding.arguments ?? {}),
       n: encodeBase64url(backend.randomBytes(12)),
-      d: data,
+      ...encodeData(data),
     };
     if (binding.principal !== undefined) claims.p = principalHash(signer, binding.principal);
-    const plaintext = encoder.encode(serialize(claims));
+    const plaintext = encoder.encode(JSON.stringify(claims));
     let token: string;
     if (mode === "signed") {
       const signedPart = `${SIGNED}.${signer.id}.${encodeBase64url(plaintext)}`;
-      token = `${signedPart}.${macTag(signer, signedPart)}`;
+      token = `${signedPart}.${encodeBase64url(macOf(signer, signedPart))}`;
     } else {
       const header = `${SEALED}.${signer.id}`;
       const iv = backend.randomBytes(IV_BYTES);
@@ -127,15 +116,16 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     if (version === SIGNED) {
       const tag = segments[3]!;
       const signedPart = token.slice(0, token.length - tag.length - 1);
-      // Compare the canonical encodings: a tag whose unused bits differ is a different token.
-      if (!constantTimeEqual(encoder.encode(macTag(key, signedPart)), encoder.encode(tag))) {
+      // Strict decoding: a tag whose unused bits differ is refused, not read as the same tag.
+      const given = decodeCheckedAlphabet(tag);
+      if (!given || !constantTimeEqual(macOf(key, signedPart), given)) {
         throw new StateError("bad_signature", "requestState failed verification");
       }
-      const plaintext = decodeBase64url(segments[2]!);
+      const plaintext = decodeCheckedAlphabet(segments[2]!);
       if (!plaintext) throw new StateError("malformed", "requestState payload is not base64url");
       return { plaintext, key };
     }
-    const body = decodeBase64url(segments[2]!);
+    const body = decodeCheckedAlphabet(segments[2]!);
     if (!body || body.length < IV_BYTES + GCM_TAG_BYTES) throw new StateError("bad_signature", "requestState failed verification");
     const header = `${SEALED}.${key.id}`;
     const plaintext = backend.aesGcmOpen(key.aead, body.subarray(0, IV_BYTES), body.subarray(IV_BYTES), encoder.encode(header));
@@ -145,8 +135,8 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
 
   function decodeClaims(plaintext: Uint8Array): Claims {
     try {
-      const parsed = claimsSchema.safeParse(superjson.parse(decoder.decode(plaintext)));
-      if (parsed.success) return parsed.data.x === 1 ? { ...parsed.data, d: unescapeReservedKeys(parsed.data.d) } : parsed.data;
+      const parsed = claimsSchema.safeParse(JSON.parse(decoder.decode(plaintext)));
+      if (parsed.success) return parsed.data;
     } catch {
       // fall through: an authentic token that does not decode is still malformed
     }
@@ -164,13 +154,19 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     const mismatch =
       claims.m !== expected.method || claims.t !== expected.target
         ? "another tool, prompt or resource"
-        : claims.a !== digestOf(expected.arguments ?? {})
+        : claims.a !== (expected.argumentsDigest ?? digestOf(expected.arguments ?? {}))
           ? "other arguments"
           : (claims.p ?? "") !== (expected.principal === undefined ? "" : principalHash(key, expected.principal))
             ? "another principal"
             : undefined;
     if (mismatch) throw new StateError("wrong_binding", `requestState belongs to a call with ${mismatch}`);
-    return { data: claims.d as T, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id };
+    let data: T;
+    try {
+      data = decodeData(claims) as T;
+    } catch {
+      throw new StateError("malformed", "requestState payload could not be decoded");
+    }
+    return { data, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id };
   }
 
   return { mode, ttlSeconds, maxTokenBytes, seal, open };

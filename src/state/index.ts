@@ -2,5 +2,5 @@ export { createStateCodec, type StateCodec, type StateCodecOptions, type StateMo
 export { StateError, StateConfigError, type StateErrorReason } from "./errors.js";
 export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./keyring.js";
 export type { StateBinding, OpenedState } from "./claims.js";
-export { canonicalJson, digestOf } from "./canonical.js";
+export { canonicalJson, digestOf, deepFreeze } from "./canonical.js";
 export { encodeBase64url, decodeBase64url } from "./base64url.js";

@@ -18,8 +18,12 @@ export interface SimulateOptions {
   principal?: string;
   /** Give up after this many rounds. Default 50. */
   maxRounds?: number;
-  /** A runtime to use (e.g. with your codec and limits); default: one with an ephemeral key. */
-  runtime?: Runtime;
+  /**
+   * A runtime to use (e.g. with your codec and limits); default: one with an ephemeral key.
+   * A list is used round-robin, one runtime per round, like instances behind a load balancer
+   * (they must share keys).
+   */
+  runtime?: Runtime | Runtime[];
 }
 
 export interface SimulatedRound {
@@ -83,8 +87,10 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
   answers: Answers = {},
   options: SimulateOptions = {},
 ): Promise<Simulation<ResultOf<D>>> {
-  const runtime =
-    options.runtime ?? createRuntime({ state: { keys: [{ id: "sim", secret: crypto.getRandomValues(new Uint8Array(32)) }] } });
+  const runtimes = options.runtime === undefined
+    ? [createRuntime({ state: { keys: [{ id: "sim", secret: crypto.getRandomValues(new Uint8Array(32)) }] } })]
+    : Array.isArray(options.runtime) ? options.runtime : [options.runtime];
+  if (runtimes.length === 0) throw new Error("simulate: runtime list is empty");
   const answer = scriptFor(answers);
   const info = { clientCapabilities: options.capabilities ?? ALL_CAPABILITIES, ...(options.principal !== undefined ? { principal: options.principal } : {}) };
   const maxRounds = options.maxRounds ?? 50;
@@ -93,6 +99,7 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
   let inputResponses: Record<string, unknown> | undefined;
 
   for (let round = 1; round <= maxRounds; round++) {
+    const runtime = runtimes[(round - 1) % runtimes.length]!;
     const extra = { ...(requestState !== undefined ? { requestState } : {}), ...(inputResponses !== undefined ? { inputResponses } : {}) };
     const result =
       def.type === "tool"

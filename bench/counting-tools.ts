@@ -1,0 +1,83 @@
+import { acceptedContent, createRequestStateCodec, inputRequired } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { createStateCodec, elicit, elicitResult, type StateCodec, type StateKey, tool, toRequestedSchema } from "mcp-yield";
+
+/**
+ * One tool written three ways: ask for a number R times, then answer with the sum. This is the
+ * replay benchmark's subject: (a) a generator, (b) a hand-written state machine on our codec,
+ * (c) a hand-written handler on the SDK's inputRequired() and createRequestStateCodec.
+ */
+
+export const Num = z.object({ n: z.number().int() });
+const requestedSchema = toRequestedSchema(Num);
+
+/** (a) The generator. */
+export const countGenerator = tool({
+  name: "count",
+  description: "asks for R numbers and sums them",
+  input: z.object({ rounds: z.number().int().min(1).max(1000) }),
+  *run({ rounds }) {
+    let sum = 0;
+    for (let i = 0; i < rounds; i++) {
+      const a = yield* elicit(`Number ${i + 1} of ${rounds}?`, Num);
+      if (a.action === "accept") sum += a.content.n;
+    }
+    return `sum ${sum}`;
+  },
+});
+
+type CallParams = { name: string; arguments: { rounds: number }; inputResponses?: Record<string, unknown>; requestState?: string };
+type Progress = { i: number; sum: number };
+
+/** (b) The same tool as an explicit state machine with our codec (same binding, same answer checks). */
+export function handWrittenCount(keys: StateKey[]) {
+  const codec: StateCodec<Progress> = createStateCodec<Progress>({ keys });
+  return (params: CallParams) => {
+    const rounds = params.arguments.rounds;
+    const binding = { method: "tools/call" as const, target: "count", arguments: params.arguments };
+    let st: Progress = params.requestState === undefined ? { i: 0, sum: 0 } : codec.open(params.requestState, binding).data;
+    const key = `n${st.i}`;
+    const raw = params.inputResponses && Object.hasOwn(params.inputResponses, key) ? params.inputResponses[key] : undefined;
+    const answer = elicitResult.safeParse(raw);
+    if (answer.success) {
+      const content = answer.data.action === "accept" ? Num.safeParse(answer.data.content) : undefined;
+      if (answer.data.action !== "accept" || content?.success) st = { i: st.i + 1, sum: st.sum + (content?.success ? content.data.n : 0) };
+    }
+    if (st.i >= rounds) return { resultType: "complete", content: [{ type: "text", text: `sum ${st.sum}` }] };
+    const next = `n${st.i}`;
+    return {
+      resultType: "input_required",
+      inputRequests: { [next]: { method: "elicitation/create", params: { mode: "form", message: `Number ${st.i + 1} of ${rounds}?`, requestedSchema } } },
+      requestState: codec.seal({ binding, data: st }),
+    };
+  };
+}
+
+/** (c) The same tool on the SDK's own helpers, as its docs show. */
+export function sdkCount(key: Uint8Array) {
+  const codec = createRequestStateCodec<Progress>({ key });
+  const ctx = {} as never; // no bind callback: verify/mint ignore the context
+  return async (params: CallParams) => {
+    const rounds = params.arguments.rounds;
+    let st: Progress = params.requestState === undefined ? { i: 0, sum: 0 } : await codec.verify(params.requestState, ctx);
+    const key = `n${st.i}`;
+    const content = acceptedContent(params.inputResponses, key, Num);
+    if (content) st = { i: st.i + 1, sum: st.sum + content.n };
+    if (st.i >= rounds) return { resultType: "complete", content: [{ type: "text", text: `sum ${st.sum}` }] };
+    return inputRequired({
+      inputRequests: { [`n${st.i}`]: inputRequired.elicit({ message: `Number ${st.i + 1} of ${rounds}?`, requestedSchema: Num }) },
+      requestState: await codec.mint(st),
+    });
+  };
+}
+
+/** Drive one whole call: answer every ask with n = 1 until complete. Returns the rounds taken. */
+export async function driveCall(call: (params: CallParams) => unknown, rounds: number): Promise<number> {
+  let params: CallParams = { name: "count", arguments: { rounds } };
+  for (let r = 1; ; r++) {
+    const result = (await call(params)) as { resultType: string; inputRequests?: Record<string, unknown>; requestState?: string };
+    if (result.resultType !== "input_required") return r;
+    const inputResponses = Object.fromEntries(Object.keys(result.inputRequests ?? {}).map((k) => [k, { action: "accept", content: { n: 1 } }]));
+    params = { name: "count", arguments: { rounds }, inputResponses, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
+  }
+}

@@ -1,0 +1,10 @@
+import { createRuntime } from "mcp-yield";
+import { countGenerator, driveCall } from "./counting-tools.js";
+const runtime = createRuntime({ state: { keys: [{ id: "b", secret: new Uint8Array(32).fill(1) }] } });
+const call = (p: never) => runtime.callTool(countGenerator, p, { clientCapabilities: { elicitation: {} } });
+const R = Number(process.argv[2] ?? 30);
+const N = Number(process.argv[3] ?? 200);
+for (let i = 0; i < 20; i++) await driveCall(call as never, R);
+const t = process.hrtime.bigint();
+for (let i = 0; i < N; i++) await driveCall(call as never, R);
+console.log(`R=${R}: ${(Number(process.hrtime.bigint() - t) / N / 1000).toFixed(0)} us per call`);
