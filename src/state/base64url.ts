@@ -31,6 +31,23 @@ export function encodeBase64url(bytes: Uint8Array): string {
   return out;
 }
 
+const utf8 = new TextEncoder();
+
+/** Encode a string's UTF-8 bytes as unpadded base64url (one step on Node, no intermediate copy). */
+export function encodeTextBase64url(text: string): string {
+  return NodeBuffer ? NodeBuffer.from(text, "utf8").toString("base64url") : encodeBase64url(utf8.encode(text));
+}
+
+const utf8Decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * UTF-8 text of bytes. Used only on authenticated plaintext (which this library encoded), so
+ * Node's faster `Buffer#toString` may be used; elsewhere a fatal TextDecoder.
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return NodeBuffer ? NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8") : utf8Decoder.decode(bytes);
+}
+
 /** Decode canonical unpadded base64url, or return `undefined` for any non-canonical input. */
 export function decodeBase64url(text: string): Uint8Array | undefined {
   return BASE64URL.test(text) ? decodeCheckedAlphabet(text) : undefined;

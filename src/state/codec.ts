@@ -1,4 +1,4 @@
-import { decodeCheckedAlphabet, encodeBase64url } from "./base64url.js";
+import { decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
 import { type Claims, claimsSchema, type OpenedState, type StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqual, defaultBackend, portableBackend } from "./crypto.js";
@@ -41,7 +41,6 @@ const GCM_TAG_BYTES = 16;
 const TOKEN_CHARS = /^[A-Za-z0-9_.-]*$/;
 const LOOKS_VERSIONED = /^y\d+[a-z]$/;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -62,9 +61,12 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   const signer = ring[0]!;
 
   const principalHash = (key: DerivedKey, principal: string) =>
-    encodeBase64url(backend.hmacSha256(key.principal, encoder.encode(principal)).subarray(0, 16));
+    encodeBase64url(backend.hmacSha256(key.principal, principal).subarray(0, 16));
 
-  const macOf = (key: DerivedKey, signedPart: string) => backend.hmacSha256(key.mac, encoder.encode(signedPart));
+  // The sealed header `y1e.<keyId>` is the associated data: computed once per key.
+  const aad = new Map(ring.map((k) => [k.id, encoder.encode(`${SEALED}.${k.id}`)] as const));
+  const aadOf = (key: DerivedKey) => aad.get(key.id)!;
+  const macOf = (key: DerivedKey, signedPart: string) => backend.hmacSha256(key.mac, signedPart);
 
   function seal({ binding, data }: { binding: StateBinding; data: T }): string {
     const now = clock();
@@ -78,19 +80,14 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
       ...encodeData(data),
     };
     if (binding.principal !== undefined) claims.p = principalHash(signer, binding.principal);
-    const plaintext = encoder.encode(JSON.stringify(claims));
+    const json = JSON.stringify(claims);
     let token: string;
     if (mode === "signed") {
-      const signedPart = `${SIGNED}.${signer.id}.${encodeBase64url(plaintext)}`;
+      const signedPart = `${SIGNED}.${signer.id}.${encodeTextBase64url(json)}`;
       token = `${signedPart}.${encodeBase64url(macOf(signer, signedPart))}`;
     } else {
-      const header = `${SEALED}.${signer.id}`;
-      const iv = backend.randomBytes(IV_BYTES);
-      const sealed = backend.aesGcmSeal(signer.aead, iv, plaintext, encoder.encode(header));
-      const body = new Uint8Array(IV_BYTES + sealed.length);
-      body.set(iv, 0);
-      body.set(sealed, IV_BYTES);
-      token = `${header}.${encodeBase64url(body)}`;
+      const body = backend.aesGcmSeal(signer.aead, backend.randomBytes(IV_BYTES), json, aadOf(signer));
+      token = `${SEALED}.${signer.id}.${encodeBase64url(body)}`;
     }
     if (token.length > maxTokenBytes) {
       throw new StateError("too_large", `requestState would be ${token.length} bytes, over the ${maxTokenBytes}-byte limit`);
@@ -127,15 +124,14 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     }
     const body = decodeCheckedAlphabet(segments[2]!);
     if (!body || body.length < IV_BYTES + GCM_TAG_BYTES) throw new StateError("bad_signature", "requestState failed verification");
-    const header = `${SEALED}.${key.id}`;
-    const plaintext = backend.aesGcmOpen(key.aead, body.subarray(0, IV_BYTES), body.subarray(IV_BYTES), encoder.encode(header));
+    const plaintext = backend.aesGcmOpen(key.aead, body.subarray(0, IV_BYTES), body.subarray(IV_BYTES), aadOf(key));
     if (!plaintext) throw new StateError("bad_signature", "requestState failed verification");
     return { plaintext, key };
   }
 
   function decodeClaims(plaintext: Uint8Array): Claims {
     try {
-      const parsed = claimsSchema.safeParse(JSON.parse(decoder.decode(plaintext)));
+      const parsed = claimsSchema.safeParse(JSON.parse(decodeUtf8(plaintext)));
       if (parsed.success) return parsed.data;
     } catch {
       // fall through: an authentic token that does not decode is still malformed

@@ -10,11 +10,12 @@ import { sha256 } from "@noble/hashes/sha2.js";
  */
 export interface CryptoBackend {
   readonly name: "node" | "portable";
-  hmacSha256(key: Uint8Array, data: Uint8Array): Uint8Array;
+  /** HMAC-SHA256 of bytes, or of a string's UTF-8 encoding. */
+  hmacSha256(key: Uint8Array, data: Uint8Array | string): Uint8Array;
   /** SHA-256 of bytes, or of a string's UTF-8 encoding. */
   sha256(data: Uint8Array | string): Uint8Array;
-  /** AES-256-GCM: returns ciphertext ‖ 16-byte tag. */
-  aesGcmSeal(key: Uint8Array, iv: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
+  /** AES-256-GCM of bytes or of a string's UTF-8 encoding: returns iv ‖ ciphertext ‖ 16-byte tag. */
+  aesGcmSeal(key: Uint8Array, iv: Uint8Array, plaintext: Uint8Array | string, aad: Uint8Array): Uint8Array;
   /** AES-256-GCM open; `undefined` when the tag does not verify. */
   aesGcmOpen(key: Uint8Array, iv: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array | undefined;
   randomBytes(length: number): Uint8Array;
@@ -30,9 +31,15 @@ function randomBytes(length: number): Uint8Array {
 /** The pure-JS backend (@noble/hashes + @noble/ciphers). */
 export const portableBackend: CryptoBackend = {
   name: "portable",
-  hmacSha256: (key, data) => hmac(sha256, key, data),
+  hmacSha256: (key, data) => hmac(sha256, key, typeof data === "string" ? utf8.encode(data) : data),
   sha256: (data) => sha256(typeof data === "string" ? utf8.encode(data) : data),
-  aesGcmSeal: (key, iv, plaintext, aad) => gcm(key, iv, aad).encrypt(plaintext),
+  aesGcmSeal: (key, iv, plaintext, aad) => {
+    const sealed = gcm(key, iv, aad).encrypt(typeof plaintext === "string" ? utf8.encode(plaintext) : plaintext);
+    const out = new Uint8Array(iv.length + sealed.length);
+    out.set(iv, 0);
+    out.set(sealed, iv.length);
+    return out;
+  },
   aesGcmOpen: (key, iv, sealed, aad) => {
     try {
       return gcm(key, iv, aad).decrypt(sealed);
@@ -86,14 +93,9 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
     aesGcmSeal: (key, iv, plaintext, aad) => {
       const cipher = c.createCipheriv("aes-256-gcm", key, iv);
       cipher.setAAD(aad);
-      const head = cipher.update(plaintext);
+      const head = typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
       const tail = cipher.final();
-      const tag = cipher.getAuthTag();
-      const out = new Uint8Array(head.length + tail.length + tag.length);
-      out.set(head, 0);
-      out.set(tail, head.length);
-      out.set(tag, head.length + tail.length);
-      return out;
+      return Buffer.concat([iv, head, tail, cipher.getAuthTag()]);
     },
     aesGcmOpen: (key, iv, sealed, aad) => {
       if (sealed.length < GCM_TAG_BYTES) return undefined;
@@ -103,11 +105,7 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
         decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
         const head = decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES));
         const tail = decipher.final(); // throws when the tag does not verify
-        if (tail.length === 0) return new Uint8Array(head);
-        const out = new Uint8Array(head.length + tail.length);
-        out.set(head, 0);
-        out.set(tail, head.length);
-        return out;
+        return tail.length === 0 ? head : Buffer.concat([head, tail]);
       } catch {
         return undefined;
       }
