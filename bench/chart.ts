@@ -2,9 +2,9 @@ import type { ReplayRow } from "./sections.js";
 
 /** An SVG line chart of server CPU per whole call against rounds (log-log), three variants. */
 export function replayChart(rows: ReplayRow[], title: string): string {
-  const W = 640;
+  const W = 760;
   const H = 400;
-  const m = { l: 70, r: 170, t: 40, b: 50 };
+  const m = { l: 70, r: 230, t: 40, b: 50 };
   const series: Array<[string, string, (r: ReplayRow) => number]> = [
     ["generator (mcp-yield)", "#1f77b4", (r) => r.generatorUs],
     ["hand-written, our codec", "#2ca02c", (r) => r.handWrittenUs],
@@ -26,7 +26,7 @@ export function replayChart(rows: ReplayRow[], title: string): string {
     out.push(`<line x1="${m.l}" x2="${W - m.r}" y1="${y}" y2="${y}" stroke="#ddd"/><text x="${m.l - 8}" y="${y + 4}" text-anchor="end">${10 ** e >= 1000 ? `${10 ** e / 1000} ms` : `${10 ** e} µs`}</text>`);
   }
   for (const x of xs) out.push(`<line x1="${px(x)}" x2="${px(x)}" y1="${m.t}" y2="${H - m.b}" stroke="#eee"/><text x="${px(x)}" y="${H - m.b + 18}" text-anchor="middle">${x}</text>`);
-  out.push(`<text x="${(m.l + W - m.r) / 2}" y="${H - 12}" text-anchor="middle">rounds per call (R asks + the completing retry)</text>`);
+  out.push(`<text x="${(m.l + W - m.r) / 2}" y="${H - 12}" text-anchor="middle">R = asks per call (a call is R + 1 requests)</text>`);
   out.push(`<text x="16" y="${(m.t + H - m.b) / 2}" transform="rotate(-90 16 ${(m.t + H - m.b) / 2})" text-anchor="middle">server CPU per whole call</text>`);
   series.forEach(([name, color, f], i) => {
     const pts = rows.map((r) => `${px(r.rounds).toFixed(1)},${py(f(r)).toFixed(1)}`).join(" ");

@@ -18,20 +18,23 @@ export interface LiveCall {
  * another instance simply replays from the journal, which is always in the state.
  */
 export class LiveCalls {
-  private readonly calls = new Map<string, LiveCall>();
+  // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
+  // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
+  private readonly calls = new Map<string, { token: string; call: LiveCall }>();
   constructor(private readonly max: number) {}
 
   put(token: string, call: LiveCall): void {
     if (this.max <= 0) return;
-    this.calls.set(token, call);
+    this.calls.set(token.slice(-32), { token, call });
     if (this.calls.size > this.max) this.calls.delete(this.calls.keys().next().value!);
   }
 
   take(token: string, owner: object): LiveCall | undefined {
-    const call = this.calls.get(token);
-    if (call === undefined) return undefined;
-    this.calls.delete(token);
-    return call.owner === owner ? call : undefined;
+    const key = token.slice(-32);
+    const entry = this.calls.get(key);
+    if (entry === undefined || entry.token !== token) return undefined;
+    this.calls.delete(key);
+    return entry.call.owner === owner ? entry.call : undefined;
   }
 
   get size(): number {

@@ -93,7 +93,8 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
     aesGcmSeal: (key, iv, plaintext, aad) => {
       const cipher = c.createCipheriv("aes-256-gcm", key, iv);
       cipher.setAAD(aad);
-      const head = typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
+      // Buffer.from + update(bytes) measured faster than update(string, "utf8").
+      const head = cipher.update(typeof plaintext === "string" ? Buffer.from(plaintext, "utf8") : plaintext);
       const tail = cipher.final();
       return Buffer.concat([iv, head, tail, cipher.getAuthTag()]);
     },
