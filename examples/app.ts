@@ -18,13 +18,19 @@ export function keysFromEnv(env: NodeJS.ProcessEnv = process.env): { keys: State
   return { keys: [{ id: "ephemeral", secret: crypto.getRandomValues(new Uint8Array(32)) }], ephemeral: true };
 }
 
+/** Request bodies over this get HTTP 413 before anything is parsed. */
+export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+
 /** A fresh McpServer per request (stateless serving), all sharing one runtime. */
 export function createApp(runtime: Runtime) {
-  return createMcpHandler(() => {
-    const server = new McpServer({ name: "mcp-yield-example", version: "0.1.0" });
-    register(server, exampleDefinitions, { runtime });
-    return server;
-  });
+  return createMcpHandler(
+    () => {
+      const server = new McpServer({ name: "mcp-yield-example", version: "0.1.0" });
+      register(server, exampleDefinitions, { runtime });
+      return server;
+    },
+    { maxRequestBodySize: MAX_REQUEST_BODY_BYTES },
+  );
 }
 
 export interface RunningServer {

@@ -453,3 +453,34 @@ describe("live generators (resume on the same instance)", () => {
     expect(ok.resultType).toBe("input_required");
   });
 });
+
+describe("limits", () => {
+  const ask = tool({ name: "lim", description: "", input: z.object({}), *run() { for (;;) yield* elicit("again?", Name); } });
+  const info = { clientCapabilities: everything };
+
+  it("refuses too many, too large and too deeply nested inputResponses with -32602", async () => {
+    const runtime = createRuntime({ state: { keys: [key] }, limits: { maxInputResponses: 4, maxInputResponseBytes: 1000, maxInputResponseDepth: 5 } });
+    const call = (inputResponses: unknown) => runtime.callTool(ask, { name: "lim", arguments: {}, inputResponses }, info);
+    await expectProtocolError(call(Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, {}]))), -32602, "too_many_input_responses");
+    await expectProtocolError(call({ a: { action: "accept", content: { name: "x".repeat(2000) } } }), -32602, "input_responses_too_large");
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    await expectProtocolError(call({ a: deep }), -32602, "input_responses_too_deep");
+    expect((await call({ a: [[[["ok"]]]] })).resultType).toBe("input_required");
+  });
+
+  it("caps the rounds of one call", async () => {
+    const runtime = createRuntime({ state: { keys: [key] }, limits: { maxRounds: 3 } });
+    let state: string | undefined;
+    for (let round = 1; round <= 3; round++) {
+      const r = (await runtime.callTool(ask, { name: "lim", arguments: {}, ...(state ? { requestState: state } : {}), inputResponses: { [`elicit-${round - 2}`]: accept({ name: "n" }) } }, info)) as { requestState: string };
+      state = r.requestState;
+    }
+    const e = await expectProtocolError(runtime.callTool(ask, { name: "lim", arguments: {}, requestState: state }, info), -32602, "too_many_rounds");
+    expect(e.data?.maxRounds).toBe(3);
+  });
+
+  it("refuses a non-positive limit when the runtime is built", () => {
+    expect(() => createRuntime({ state: { keys: [key] }, limits: { maxRounds: 0 } })).toThrow(/maxRounds/);
+  });
+});

@@ -17,6 +17,7 @@ import type { Capability, PromptDefinition, ResourceDefinition, RunContext, RunG
 import { AuthorCodeError, DivergenceError } from "./errors.js";
 import { type StatePayload, statePayload } from "./journal.js";
 import { LiveCalls } from "./live-calls.js";
+import { exceedsJsonLimits } from "./measure.js";
 import { runRound } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
 
@@ -43,6 +44,10 @@ export interface RuntimeLimits {
   maxRounds?: number;
   /** Most `inputResponses` entries one request may carry. Default 64. */
   maxInputResponses?: number;
+  /** Largest `inputResponses` (approximate JSON bytes). Default 262144 (256 KiB). */
+  maxInputResponseBytes?: number;
+  /** Deepest nesting inside `inputResponses`. Default 32. */
+  maxInputResponseDepth?: number;
 }
 
 export interface RuntimeOptions {
@@ -144,7 +149,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const limits: Required<RuntimeLimits> = {
     maxRounds: options.limits?.maxRounds ?? 64,
     maxInputResponses: options.limits?.maxInputResponses ?? 64,
+    maxInputResponseBytes: options.limits?.maxInputResponseBytes ?? 256 * 1024,
+    maxInputResponseDepth: options.limits?.maxInputResponseDepth ?? 32,
   };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`limits.${name} must be a positive integer`);
+  }
   const clock = options.clock ?? Date.now;
   const live = new LiveCalls(options.liveCalls ?? 1000);
   const report = (error: unknown, info: ErrorInfo) => {
@@ -185,6 +195,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw invalidParams(`inputResponses has ${keys.length} entries, more than the limit of ${limits.maxInputResponses}`, "too_many_input_responses");
     }
     for (const key of keys) map.set(key, Object.getOwnPropertyDescriptor(raw, key)?.value);
+    const over = exceedsJsonLimits([...map.values()], limits.maxInputResponseBytes, limits.maxInputResponseDepth + 1);
+    if (over === "size") throw invalidParams(`inputResponses is larger than the limit of ${limits.maxInputResponseBytes} bytes`, "input_responses_too_large");
+    if (over === "depth") throw invalidParams(`inputResponses is nested deeper than the limit of ${limits.maxInputResponseDepth}`, "input_responses_too_deep");
     return map;
   }
 
