@@ -109,6 +109,19 @@ describe("example tools over HTTP", () => {
     expect(body.error?.data?.reason).toBe("bad_signature");
   });
 
+  it("repeating book_flight's final round books the same receipt (idempotency key from the state)", async () => {
+    const send = createFetchSender(server.url, { capabilities: { elicitation: {} } });
+    const first = (await send("tools/call", { name: "book_flight", arguments: { destination: "Lima" } })) as { requestState: string };
+    const final = { name: "book_flight", arguments: { destination: "Lima" }, requestState: first.requestState, inputResponses: { confirm: { action: "accept", content: { confirm: true } } } };
+    const a = textOf((await send("tools/call", final)) as never);
+    const b = textOf((await send("tools/call", final)) as never);
+    expect(a).toMatch(/receipt R-/);
+    expect(b).toBe(a);
+    const other = (await send("tools/call", { name: "book_flight", arguments: { destination: "Lima" } })) as { requestState: string };
+    const c = textOf((await send("tools/call", { ...final, requestState: other.requestState })) as never);
+    expect(c.split("receipt ")[1]).not.toBe(a.split("receipt ")[1]);
+  });
+
   it("the client loop refuses an unknown resultType and bounds the rounds", async () => {
     const weird = async () => ({ resultType: "mystery" });
     await expect(callWithInput(weird, "tools/call", { name: "x" }, {})).rejects.toMatchObject({ reason: "unknown_result_type" });

@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/**
+ * Example-server processes on loopback: `npm start` as a user would run it (tsx, the
+ * MCP_YIELD_KEYS env var), each on a fixed port so a restarted instance comes back at the
+ * same address.
+ */
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export class Instance {
+  private child: ChildProcess | undefined;
+  constructor(
+    readonly port: number,
+    public keys: string,
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/mcp`;
+  }
+
+  /** Start and resolve once the server prints that it listens. */
+  async start(keys = this.keys): Promise<void> {
+    this.keys = keys;
+    const child = spawn(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "examples/server.ts"], {
+      cwd: root,
+      env: { ...process.env, PORT: String(this.port), MCP_YIELD_KEYS: keys },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.child = child;
+    let stderr = "";
+    child.stderr!.on("data", (d: Buffer) => (stderr += String(d)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`instance on ${this.port} did not start: ${stderr}`)), 30_000);
+      child.stdout!.on("data", (d: Buffer) => {
+        if (String(d).includes("listening on")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`instance on ${this.port} exited (${code}): ${stderr}`));
+      });
+    });
+  }
+
+  /** SIGKILL (a crash) or SIGTERM (a graceful restart); resolves when the process is gone. */
+  async stop(signal: "SIGKILL" | "SIGTERM" = "SIGTERM"): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.kill(signal);
+    });
+  }
+
+  async restart(keys = this.keys, signal: "SIGKILL" | "SIGTERM" = "SIGTERM"): Promise<void> {
+    await this.stop(signal);
+    await this.start(keys);
+  }
+}
+
+export async function startCluster(n: number, keys: string): Promise<Instance[]> {
+  const instances = await Promise.all(Array.from({ length: n }, async () => new Instance(await freePort(), keys)));
+  await Promise.all(instances.map((i) => i.start()));
+  return instances;
+}
+
+/** A fresh random key ring entry `id:base64secret`. */
+export function newKey(id: string): string {
+  return `${id}:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`;
+}
