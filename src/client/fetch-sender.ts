@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type ClientCapabilities, PROTOCOL_VERSION, PROTOCOL_VERSION_KEY } from "../wire/index.js";
 import { ClientError } from "./errors.js";
 import type { Send } from "./loop.js";
@@ -12,8 +13,14 @@ export interface FetchSenderOptions {
   timeoutMs?: number;
 }
 
-/** The JSON-RPC response for `id` out of a JSON body or an SSE stream. */
-async function readResponse(response: Response, id: number): Promise<{ result?: unknown; error?: { code: number; message: string; data?: unknown } }> {
+const jsonRpcResponse = z.union([
+  z.object({ jsonrpc: z.literal("2.0"), id: z.union([z.string(), z.number()]), result: z.unknown() }),
+  z.object({ jsonrpc: z.literal("2.0"), id: z.union([z.string(), z.number(), z.null()]), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
+]);
+type JsonRpcResponse = z.infer<typeof jsonRpcResponse>;
+
+/** The JSON-RPC response for `id` out of a JSON body or an SSE stream (validated). */
+async function readResponse(response: Response, id: number): Promise<JsonRpcResponse> {
   const type = response.headers.get("content-type") ?? "";
   const text = await response.text();
   const candidates = type.includes("text/event-stream")
@@ -26,7 +33,10 @@ async function readResponse(response: Response, id: number): Promise<{ result?: 
     } catch {
       continue;
     }
-    if (typeof message === "object" && message !== null && (message as { id?: unknown }).id === id) return message as never;
+    const parsed = jsonRpcResponse.safeParse(message);
+    if (!parsed.success) continue;
+    // An error without an id answers a request the server could not even read (e.g. HTTP 413).
+    if (parsed.data.id === id || ("error" in parsed.data && parsed.data.id === null)) return parsed.data;
   }
   throw new ClientError("transport", `HTTP ${response.status}: no JSON-RPC response for request ${id}${text ? `: ${text.slice(0, 200)}` : ""}`);
 }
@@ -67,7 +77,7 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
       throw new ClientError("transport", `${method} failed: ${(error as Error).message}`);
     }
     const message = await readResponse(response, id);
-    if (message.error) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
+    if ("error" in message) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
     return message.result;
   };
 }
