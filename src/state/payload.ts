@@ -22,7 +22,7 @@ export function isPlainJson(value: unknown, depth = 0): boolean {
     case "boolean":
       return true;
     case "number":
-      return Number.isFinite(value);
+      return Number.isFinite(value) && !Object.is(value, -0); // JSON would turn -0 into 0
     case "object": {
       if (value === null) return true;
       if (Array.isArray(value)) {
