@@ -5,6 +5,7 @@ import {
   describeZodError,
   elicitResult,
   inputRequest,
+  inputRequests,
   inputRequiredResult,
   listRootsResult,
   resultType,
@@ -41,6 +42,49 @@ const specInputRequired = {
   },
   requestState: "eyJzdGF0ZSI6MX0",
 };
+
+// The JSON examples of the 2026-07-28 specification's MRTR pattern page
+// (docs/specification/2026-07-28/basic/patterns/mrtr.mdx), comments removed.
+const specPage = {
+  inputRequests: {
+    github_login: {
+      method: "elicitation/create",
+      params: {
+        mode: "form",
+        message: "Please provide your GitHub username",
+        requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      },
+    },
+    capital_of_france: {
+      method: "sampling/createMessage",
+      params: {
+        messages: [{ role: "user", content: { type: "text", text: "What is the capital of France?" } }],
+        modelPreferences: { hints: [{ name: "claude-3-sonnet" }], intelligencePriority: 0.8, speedPriority: 0.5 },
+        systemPrompt: "You are a helpful assistant.",
+        maxTokens: 100,
+      },
+    },
+  },
+  inputResponses: {
+    github_login: { action: "accept", content: { name: "octocat" } },
+    capital_of_france: {
+      role: "assistant",
+      content: { type: "text", text: "The capital of France is Paris." },
+      model: "claude-3-sonnet-20240307",
+      stopReason: "endTurn",
+    },
+  },
+};
+
+describe("the specification's examples", () => {
+  it("parse: InputRequests, InputResponses (each against its result schema) and InputRequiredResult", () => {
+    expect(Object.keys(inputRequests.parse(specPage.inputRequests))).toEqual(["github_login", "capital_of_france"]);
+    expect(elicitResult.parse(specPage.inputResponses.github_login).content).toEqual({ name: "octocat" });
+    expect(createMessageResult.parse(specPage.inputResponses.capital_of_france).stopReason).toBe("endTurn");
+    const result = inputRequiredResult.parse({ resultType: "input_required", inputRequests: specPage.inputRequests, requestState: "AEAD-protected blob" });
+    expect(result.requestState).toBe("AEAD-protected blob");
+  });
+});
 
 describe("wire schemas", () => {
   it("parse the specification's input_required example", () => {
