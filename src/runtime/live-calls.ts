@@ -1,3 +1,4 @@
+import type { StatePayload } from "./journal.js";
 import type { Suspended } from "./replay.js";
 import type { RequestInfo } from "./runtime.js";
 
@@ -8,6 +9,8 @@ export interface LiveCall {
   context: { request: RequestInfo };
   /** The definition whose generator this is: never resumed under another one. */
   owner: object;
+  /** The journal exactly as it was sealed into the token. */
+  payload: StatePayload;
 }
 
 /**

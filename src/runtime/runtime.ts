@@ -16,7 +16,7 @@ import { capabilityCheck } from "./capabilities.js";
 import type { Capability, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
 import { AuthorCodeError, DivergenceError } from "./errors.js";
 import { type StatePayload, statePayload } from "./journal.js";
-import { LiveCalls } from "./live-calls.js";
+import { type LiveCall, LiveCalls } from "./live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
 import { runRound } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
@@ -165,25 +165,30 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
   };
 
-  function openState(token: string, spec: CallSpec<unknown>): StatePayload {
-    let data: unknown;
+  /** Verify the token (integrity, expiry, binding); its data is not trusted as a journal yet. */
+  function verifyState(token: string, spec: CallSpec<unknown>): unknown {
     try {
-      data = codec.open(token, spec.binding).data;
+      return codec.open(token, spec.binding).data;
     } catch (error) {
-      if (error instanceof StateError) {
-        throw invalidParams(`Invalid requestState: ${error.message}`, error.reason);
-      }
+      if (error instanceof StateError) throw invalidParams(`Invalid requestState: ${error.message}`, error.reason);
       throw error;
     }
+  }
+
+  /** The journal out of verified state data: shape, version and round cap checked. */
+  function journalOf(data: unknown, spec: CallSpec<unknown>): StatePayload {
     const payload = statePayload.safeParse(data);
     if (!payload.success) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
     if (payload.data.v !== spec.version) {
       throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.data.v ?? null)} to ${JSON.stringify(spec.version ?? null)}`);
     }
-    if (payload.data.r >= limits.maxRounds) {
-      throw invalidParams(`This call has taken ${payload.data.r} rounds, the server's limit; start it again`, "too_many_rounds", { maxRounds: limits.maxRounds });
-    }
     return payload.data;
+  }
+
+  function checkRounds(payload: StatePayload): void {
+    if (payload.r >= limits.maxRounds) {
+      throw invalidParams(`This call has taken ${payload.r} rounds, the server's limit; start it again`, "too_many_rounds", { maxRounds: limits.maxRounds });
+    }
   }
 
   function ownResponses(raw: Record<string, unknown> | undefined): Map<string, unknown> {
@@ -202,9 +207,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   async function run<R>(spec: CallSpec<R>, request: RequestInfo): Promise<R | InputRequiredResult> {
-    const payload = spec.requestState === undefined ? undefined : openState(spec.requestState, spec as CallSpec<unknown>);
-    // Only after the token verified, bound to this call: resume this instance's suspended generator.
-    const resumed = spec.requestState === undefined ? undefined : live.take(spec.requestState, spec.owner);
+    let payload: StatePayload | undefined;
+    let resumed: LiveCall | undefined;
+    if (spec.requestState !== undefined) {
+      const data = verifyState(spec.requestState, spec as CallSpec<unknown>);
+      // Only after the token verified, bound to this call: resume this instance's suspended
+      // generator. Its journal is the very object that was sealed into this token, so the
+      // (O(journal)) validation of the decoded copy is skipped.
+      resumed = live.take(spec.requestState, spec.owner);
+      payload = resumed?.payload ?? journalOf(data, spec as CallSpec<unknown>);
+      checkRounds(payload);
+    }
     const responses = ownResponses(spec.inputResponses);
     const round = (payload?.r ?? 0) + 1;
     const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round };
@@ -258,7 +271,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       return spec.onAuthorFailure(); // a step returned something that cannot be serialized
     }
-    live.put(requestState, { suspended: outcome.suspended, context: holder, owner: spec.owner });
+    live.put(requestState, { suspended: outcome.suspended, context: holder, owner: spec.owner, payload: next });
     return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
   }
 
