@@ -12,8 +12,8 @@ import {
   type ReadResourceResult,
   readResourceParams,
 } from "../wire/index.js";
-import { capabilityCheck } from "./capabilities.js";
-import type { Capability, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
+import { CallContext } from "./call-context.js";
+import type { PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
 import { AuthorCodeError, DivergenceError } from "./errors.js";
 import { type StatePayload, statePayload } from "./journal.js";
 import { type LiveCall, LiveCalls } from "./live-calls.js";
@@ -104,35 +104,6 @@ interface CallSpec<R> {
   /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
   onAuthorFailure: () => R;
 }
-
-/**
- * The `ctx` a generator receives. It lives as long as the call's generator, which later
- * requests may resume, so everything request-specific is read from `holder.request`, swapped
- * in every round: capabilities are never carried over from an earlier request.
- */
-class CallContext implements RunContext {
-  private checkedFor: RequestInfo | undefined;
-  private check: RunContext["can"] = () => false;
-  constructor(
-    private readonly holder: { request: RequestInfo },
-    private readonly callId: string,
-  ) {}
-  get principal(): string | undefined {
-    return this.holder.request.principal;
-  }
-  get signal(): AbortSignal {
-    return this.holder.request.signal ?? NEVER_ABORTED;
-  }
-  // Arrow properties, so `const { can } = ctx` works as well as `ctx.can(...)`.
-  readonly can = (kind: Capability): boolean => {
-    if (this.checkedFor !== this.holder.request) this.check = capabilityCheck((this.checkedFor = this.holder.request).clientCapabilities);
-    return this.check(kind);
-  };
-  readonly idempotencyKey = (name: string): string => `mcpy-${digestOf([this.callId, name]).slice(0, 32)}`;
-}
-
-/** For requests without a signal of their own; nothing ever aborts it. */
-const NEVER_ABORTED = new AbortController().signal;
 
 /** The call a state belongs to; the arguments digest is computed once for open and seal. */
 function bindingFor(method: StateBinding["method"], target: string, args: Record<string, unknown>, principal: string | undefined): StateBinding {
