@@ -6,13 +6,14 @@ import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, inputRequired, McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createRuntime, createStateCodec, elicitResult } from "mcp-yield";
+import { createRuntime, createStateCodec, elicitResult, toRequestedSchema } from "mcp-yield";
 import { register } from "mcp-yield/server";
 import { countGenerator, Num } from "./counting-tools.js";
 
 const keys = [{ id: "http", secret: new Uint8Array(32).fill(11) }];
 const runtime = createRuntime({ state: { keys } });
 const codec = createStateCodec<{ i: number; sum: number }>({ keys });
+const requestedSchema = toRequestedSchema(Num);
 
 const gen = createMcpHandler(() => {
   const server = new McpServer({ name: "bench-gen", version: "1" });
@@ -35,7 +36,8 @@ const hand = createMcpHandler(() => {
     }
     if (st.i >= args.rounds) return { content: [{ type: "text" as const, text: `sum ${st.sum}` }] };
     return inputRequired({
-      inputRequests: { [`n${st.i}`]: inputRequired.elicit({ message: `Number ${st.i + 1} of ${args.rounds}?`, requestedSchema: Num }) },
+      // The wire schema is built once (not from zod every round), as a careful author would.
+      inputRequests: { [`n${st.i}`]: inputRequired.elicit({ message: `Number ${st.i + 1} of ${args.rounds}?`, requestedSchema: requestedSchema as never }) },
       requestState: codec.seal({ binding, data: st }),
     });
   });
