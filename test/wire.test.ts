@@ -11,36 +11,10 @@ import {
   resultType,
 } from "mcp-yield";
 
-// Examples in the shape the 2026-07-28 specification's MRTR pattern page shows.
-const specInputRequired = {
-  resultType: "input_required",
-  inputRequests: {
-    github_login: {
-      method: "elicitation/create",
-      params: {
-        mode: "form",
-        message: "Please provide your GitHub username",
-        requestedSchema: {
-          type: "object",
-          properties: { name: { type: "string" } },
-          required: ["name"],
-        },
-      },
-    },
-    summary: {
-      method: "sampling/createMessage",
-      params: {
-        messages: [{ role: "user", content: { type: "text", text: "Summarize" } }],
-        maxTokens: 100,
-      },
-    },
-    roots: { method: "roots/list" },
-    login: {
-      method: "elicitation/create",
-      params: { mode: "url", message: "Sign in", url: "https://example.com/login?x=1" },
-    },
-  },
-  requestState: "eyJzdGF0ZSI6MX0",
+// What the page's examples do not show: URL mode and a roots request without params.
+const otherRequests = {
+  roots: { method: "roots/list" },
+  login: { method: "elicitation/create", params: { mode: "url", message: "Sign in", url: "https://example.com/login?x=1" } },
 };
 
 // The JSON examples of the 2026-07-28 specification's MRTR pattern page
@@ -87,9 +61,10 @@ describe("the specification's examples", () => {
 });
 
 describe("wire schemas", () => {
-  it("parse the specification's input_required example", () => {
-    const parsed = inputRequiredResult.parse(specInputRequired);
-    expect(Object.keys(parsed.inputRequests ?? {})).toEqual(["github_login", "summary", "roots", "login"]);
+  it("parse URL-mode elicitation and a bare roots request", () => {
+    const parsed = inputRequiredResult.parse({ resultType: "input_required", inputRequests: otherRequests });
+    expect(parsed.inputRequests?.login?.method).toBe("elicitation/create");
+    expect(inputRequest.safeParse({ method: "elicitation/create", params: { mode: "url", message: "m", url: "not a url" } }).success).toBe(false);
   });
 
   it("accept a state-only input_required and refuse an empty one", () => {
