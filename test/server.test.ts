@@ -1,0 +1,64 @@
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createRuntime } from "mcp-yield";
+import { register } from "mcp-yield/server";
+import { bookFlight } from "../examples/tools/book-flight.js";
+
+// register() on an McpServer that also has tools of its own, served through the SDK's handler.
+
+const runtime = createRuntime({ state: { keys: [{ id: "s", secret: new Uint8Array(32).fill(1) }] } });
+const app = createMcpHandler(() => {
+  const server = new McpServer({ name: "mixed", version: "1" });
+  server.registerTool("plain_before", { inputSchema: z.object({ x: z.number() }) }, async ({ x }) => ({ content: [{ type: "text", text: `before ${x}` }] }));
+  register(server, [bookFlight], { runtime, principal: (ctx) => ctx.http?.authInfo?.extra?.sub as string | undefined });
+  server.registerTool("plain_after", { inputSchema: z.object({}) }, async () => ({ content: [{ type: "text", text: "after" }] }));
+  return server;
+});
+
+let nextId = 1;
+async function rpc(method: string, params: Record<string, unknown>, sub?: string) {
+  const id = nextId++;
+  const response = await app.fetch(
+    new Request("http://x/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}) },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method,
+        params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } },
+      }),
+    }),
+    sub ? { authInfo: { token: "t", clientId: "app", scopes: [], extra: { sub } } } : {},
+  );
+  const body = (await response.json()) as { id: number; result?: Record<string, unknown>; error?: { code: number; data?: { reason?: string } } };
+  expect(body.id).toBe(id);
+  return body;
+}
+
+describe("register on an McpServer with tools of its own", () => {
+  it("lists both kinds, with our tool's input schema", async () => {
+    const list = await rpc("tools/list", {});
+    const tools = (list.result!.tools as Array<{ name: string; inputSchema: { properties?: Record<string, unknown> } }>);
+    expect(tools.map((t) => t.name).sort()).toEqual(["book_flight", "plain_after", "plain_before"]);
+    expect(Object.keys(tools.find((t) => t.name === "book_flight")!.inputSchema.properties ?? {})).toEqual(["destination"]);
+  });
+
+  it("calls the SDK's own tools registered before and after", async () => {
+    expect((await rpc("tools/call", { name: "plain_before", arguments: { x: 2 } })).result!.content).toEqual([{ type: "text", text: "before 2" }]);
+    expect((await rpc("tools/call", { name: "plain_after", arguments: {} })).result!.content).toEqual([{ type: "text", text: "after" }]);
+    expect((await rpc("tools/call", { name: "nope", arguments: {} })).error?.code).toBe(-32602);
+  });
+
+  it("binds states to the principal the option names", async () => {
+    const first = await rpc("tools/call", { name: "book_flight", arguments: { destination: "Rome" } }, "alice");
+    const state = first.result!.requestState as string;
+    const answers = { confirm: { action: "accept", content: { confirm: true } } };
+    const stolen = await rpc("tools/call", { name: "book_flight", arguments: { destination: "Rome" }, requestState: state, inputResponses: answers }, "bob");
+    expect(stolen.error?.code).toBe(-32602);
+    expect(stolen.error?.data?.reason).toBe("wrong_binding");
+    const own = await rpc("tools/call", { name: "book_flight", arguments: { destination: "Rome" }, requestState: state, inputResponses: answers }, "alice");
+    expect(String((own.result!.content as Array<{ text: string }>)[0]!.text)).toMatch(/^Booked Rome/);
+  });
+});
