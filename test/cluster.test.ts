@@ -10,9 +10,10 @@ describe("three instances, a crash and a key rotation mid-run", () => {
     expect(report.completed).toBe(45);
     expect(report.sameInstanceRounds).toBe(0);
     expect(report.crossInstanceRounds).toBe(report.requests - report.retries - 45);
-    // The chaos really happened while calls were in flight.
-    expect(report.events.find((e) => e.includes("killed"))).toMatch(/\((\d+) calls in flight\)/);
-    expect(Number(/\((\d+) calls in flight\)/.exec(report.events.find((e) => e.includes("killed"))!)![1])).toBeGreaterThan(0);
-    expect(Number(/\((\d+) calls in flight\)/.exec(report.events.find((e) => e.includes("phase 1") && e.includes("instance 0"))!)![1])).toBeGreaterThan(0);
+    // The chaos really happened while calls were in flight: a third of them hold their last
+    // answer until the rotation is over, so they cross the crash and both rotation phases.
+    const inFlight = (needle: string) => Number(/\((\d+) calls in flight\)/.exec(report.events.find((e) => e.includes(needle))!)![1]);
+    expect(inFlight("killed")).toBeGreaterThanOrEqual(15);
+    expect(inFlight("phase 2: seal with the new key (new,old): instance 2")).toBeGreaterThanOrEqual(15);
   }, 180_000);
 });

@@ -60,7 +60,16 @@ function balancedSend(instances: Instance[], start: number, report: LoadReport):
   };
 }
 
-export async function runLoad(instances: Instance[], options: { calls: number; thinkMs: [number, number]; onStart?: (report: LoadReport) => void }): Promise<LoadReport> {
+export async function runLoad(
+  instances: Instance[],
+  options: {
+    calls: number;
+    thinkMs: [number, number];
+    onStart?: (report: LoadReport) => void;
+    /** Every third call waits for this before its last answer, so it spans whatever happens meanwhile. */
+    hold?: Promise<unknown>;
+  },
+): Promise<LoadReport> {
   const report: LoadReport = { calls: options.calls, completed: 0, errors: [], wrong: [], requests: 0, retries: 0, crossInstanceRounds: 0, sameInstanceRounds: 0, inFlight: 0 };
   options.onStart?.(report);
   const think = () => new Promise((r) => setTimeout(r, options.thinkMs[0] + Math.random() * (options.thinkMs[1] - options.thinkMs[0])));
@@ -78,6 +87,7 @@ export async function runLoad(instances: Instance[], options: { calls: number; t
         elicit: async (params, { key }) => {
           asked.push(params.message);
           await think();
+          if (key === "confirm" && call % 3 === 0) await options.hold;
           const content: Record<string, string | boolean> = key === "name" ? { name } : key === "destination" ? { destination } : { confirm: true };
           return { action: "accept", content };
         },

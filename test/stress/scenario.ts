@@ -38,7 +38,11 @@ export async function runScenario(options: {
   at(`${options.instances} instances up`);
   try {
     const progress = { report: undefined as LoadReport | undefined };
-    const load = runLoad(cluster, { calls: options.calls, thinkMs: options.thinkMs, onStart: (r) => (progress.report = r) }).then((r) => {
+    // A third of the calls hold their last answer until the chaos is over, so their states are
+    // sealed before the crash and the rotation and presented after both.
+    let release = () => {};
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    const load = runLoad(cluster, { calls: options.calls, thinkMs: options.thinkMs, hold, onStart: (r) => (progress.report = r) }).then((r) => {
       at(`load finished: ${r.completed}/${r.calls} completed`);
       return r;
     });
@@ -60,6 +64,7 @@ export async function runScenario(options: {
           at(`rotation phase ${phase}: instance ${i} restarted`);
         }
       }
+      release();
     })();
     const [report] = await Promise.all([load, chaos]);
     return { ...report, instances: options.instances, events, seconds: (Date.now() - started) / 1000 };
