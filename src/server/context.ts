@@ -2,7 +2,10 @@ import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { CLIENT_CAPABILITIES_KEY } from "../wire/index.js";
 import type { RequestInfo } from "../runtime/index.js";
 
-/** How to name the caller a state is bound to; default: the OAuth client id, if any. */
+/**
+ * How to name the caller a state is bound to; default: the OAuth client id, if any. A client id
+ * names an application, not a user: servers whose users share a client should return a user id.
+ */
 export type PrincipalOf = (ctx: ServerContext) => string | undefined;
 
 export const defaultPrincipal: PrincipalOf = (ctx) => ctx.http?.authInfo?.clientId;
