@@ -480,6 +480,14 @@ describe("limits", () => {
     expect(e.data?.maxRounds).toBe(3);
   });
 
+  it("a state that would outgrow maxTokenBytes ends the call with -32603 state_too_large and reaches onError", async () => {
+    const errors: unknown[] = [];
+    const runtime = createRuntime({ state: { keys: [key], maxTokenBytes: 1000 }, onError: (e) => errors.push(e) });
+    const big = tool({ name: "big", description: "", input: z.object({}), *run() { yield* step("blob", () => "x".repeat(2000)); yield* elicit("more?", Name); return "never"; } });
+    await expectProtocolError(runtime.callTool(big, { name: "big", arguments: {} }, info), -32603, "state_too_large");
+    expect(errors).toHaveLength(1);
+  });
+
   it("refuses a non-positive limit when the runtime is built", () => {
     expect(() => createRuntime({ state: { keys: [key] }, limits: { maxRounds: 0 } })).toThrow(/maxRounds/);
   });
