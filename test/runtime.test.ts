@@ -352,6 +352,15 @@ describe("results and failures", () => {
     expect(ok).toBeDefined();
   });
 
+  it("a bad schema met inside run is an author error: isError result, ElicitationSchemaError to onError", async () => {
+    const errors: unknown[] = [];
+    const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
+    const bad = tool({ name: "bad", description: "", input: z.object({}), *run() { yield* elicit("?", z.object({ nested: z.object({ a: z.string() }) })); return "never"; } });
+    const r = await runtime.callTool(bad, { name: "bad", arguments: {} }, { clientCapabilities: everything });
+    expect(r).toMatchObject({ resultType: "complete", isError: true });
+    expect(errors[0]).toBeInstanceOf(ElicitationSchemaError);
+  });
+
   it("prompts and resources run rounds too", async () => {
     const p = prompt({ name: "p", description: "d", *run() { const a = yield* elicit("context?", z.object({ context: z.string() }), { key: "context" }); return a.action === "accept" ? `Use ${a.content.context}` : "none"; } });
     const sim = await simulate(p, {}, { context: accept({ context: "tests" }) });
