@@ -14,7 +14,7 @@ export interface HttpResult {
 /** Completed 3-round calls per second, generator vs hand-written, alternating periods. */
 export async function httpSection(options: { periodMs?: number; periods?: number; concurrency?: number } = {}): Promise<HttpResult> {
   const periodMs = options.periodMs ?? 1500;
-  const periods = options.periods ?? 6;
+  const periods = options.periods ?? 10;
   const concurrency = options.concurrency ?? 8;
   const child = spawn(process.execPath, [fileURLToPath(new URL("./http-server.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
   try {
