@@ -5,7 +5,7 @@ import { type AllEffect, type AskEffect, type Effect, isEffect } from "./effects
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
 import { defaultKey, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
 
-/** Everything one round needs; nothing here outlives the round. */
+/** Everything one round needs from the request and the state. */
 export interface RoundInput {
   /** Starts the author's generator from the top. */
   start: () => RunGenerator<unknown>;
