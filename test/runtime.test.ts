@@ -342,6 +342,12 @@ describe("results and failures", () => {
     expect(errors).toHaveLength(1);
   });
 
+  it("definitions refuse a bad name, a missing run or a relative resource uri", () => {
+    expect(() => tool({ name: "has space", description: "", input: z.object({}), *run() { return ""; } })).toThrow(/tool name must be/);
+    expect(() => prompt({ name: "p", description: "", run: undefined as never })).toThrow(/prompt "p": run must be/);
+    expect(() => resource({ uri: "relative/path", name: "r", *run() { return ""; } })).toThrow(/absolute URI/);
+  });
+
   it("a schema outside the elicitation subset is refused with a clear message", () => {
     expect(() => form(z.object({ nested: z.object({ a: z.string() }) }))).toThrow(ElicitationSchemaError);
     expect(() => form(z.object({ nested: z.object({ a: z.string() }) }))).toThrow(/field "nested": nested objects/);

@@ -64,12 +64,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown
 
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
-function checkName(kind: string, name: string): void {
-  if (typeof name !== "string" || !NAME.test(name)) throw new TypeError(`${kind} name must be 1-128 characters of [A-Za-z0-9_.-], got ${JSON.stringify(name)}`);
-}
-
-function checkRun(kind: string, name: string, run: unknown): void {
-  if (typeof run !== "function") throw new TypeError(`${kind} "${name}": run must be a function* or async function*`);
+/** The members every definition shares, checked once: a valid name and a function `run`. */
+function common<S extends { name: string; version?: string; run: unknown }>(kind: string, spec: S): { name: string; version: string | undefined; run: S["run"] } {
+  if (typeof spec.name !== "string" || !NAME.test(spec.name)) throw new TypeError(`${kind} name must be 1-128 characters of [A-Za-z0-9_.-], got ${JSON.stringify(spec.name)}`);
+  if (typeof spec.run !== "function") throw new TypeError(`${kind} "${spec.name}": run must be a function* or async function*`);
+  return { name: spec.name, version: spec.version, run: spec.run };
 }
 
 /** Define a tool whose `run` may `yield*` effects. */
@@ -82,18 +81,7 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
   version?: string;
   run: (input: z.output<I>, ctx: RunContext) => RunGenerator<ToolReturn<O extends z.ZodType ? z.output<O> : undefined>>;
 }): ToolDefinition<I, ToolReturn<O extends z.ZodType ? z.output<O> : undefined>> {
-  checkName("tool", spec.name);
-  checkRun("tool", spec.name, spec.run);
-  return {
-    type: "tool",
-    name: spec.name,
-    title: spec.title,
-    description: spec.description,
-    input: spec.input,
-    output: spec.output,
-    version: spec.version,
-    run: spec.run,
-  };
+  return { type: "tool", ...common("tool", spec), title: spec.title, description: spec.description, input: spec.input, output: spec.output };
 }
 
 export interface PromptArgument {
@@ -124,17 +112,7 @@ export function prompt(spec: {
   version?: string;
   run: (args: Record<string, string>, ctx: RunContext) => RunGenerator<PromptReturn>;
 }): PromptDefinition {
-  checkName("prompt", spec.name);
-  checkRun("prompt", spec.name, spec.run);
-  return {
-    type: "prompt",
-    name: spec.name,
-    title: spec.title,
-    description: spec.description,
-    arguments: spec.arguments ?? [],
-    version: spec.version,
-    run: spec.run,
-  };
+  return { type: "prompt", ...common("prompt", spec), title: spec.title, description: spec.description, arguments: spec.arguments ?? [] };
 }
 
 /** What a resource's `run` may return (a string becomes one text content with the resource's uri). */
@@ -160,17 +138,7 @@ export function resource(spec: {
   run: (uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
 }): ResourceDefinition {
   if (typeof spec.uri !== "string" || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(spec.uri)) throw new TypeError(`resource uri must be an absolute URI, got ${JSON.stringify(spec.uri)}`);
-  checkName("resource", spec.name);
-  checkRun("resource", spec.name, spec.run);
-  return {
-    type: "resource",
-    uri: spec.uri,
-    name: spec.name,
-    description: spec.description,
-    mimeType: spec.mimeType,
-    version: spec.version,
-    run: spec.run,
-  };
+  return { type: "resource", ...common("resource", spec), uri: spec.uri, description: spec.description, mimeType: spec.mimeType };
 }
 
 export type Definition = ToolDefinition | PromptDefinition | ResourceDefinition;
