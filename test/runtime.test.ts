@@ -201,9 +201,22 @@ describe("the wire round by round", () => {
   });
   const info = { clientCapabilities: everything };
 
-  it("a first call that already carries a valid answer completes with no state", async () => {
+  it("a first call's answers reach no ask unless the ask opts in with acceptUnasked", async () => {
+    // Nobody was shown the question: the pre-supplied answer is ignored and the question asked.
     const r = await runtime.callTool(ask, { name: "ask", arguments: {}, inputResponses: { user_name: accept({ name: "pre" }) } }, info);
-    expect(r).toEqual({ resultType: "complete", content: [{ type: "text", text: "hello pre" }] });
+    expect(r.resultType).toBe("input_required");
+    expect(Object.keys((r as { inputRequests: object }).inputRequests)).toEqual(["user_name"]);
+    const open = tool({
+      name: "open",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const a = yield* elicit("name?", Name, { key: "user_name", acceptUnasked: true });
+        return a.action === "accept" ? `hello ${a.content.name}` : a.action;
+      },
+    });
+    const pre = await runtime.callTool(open, { name: "open", arguments: {}, inputResponses: { user_name: accept({ name: "pre" }) } }, info);
+    expect(pre).toEqual({ resultType: "complete", content: [{ type: "text", text: "hello pre" }] });
   });
 
   it("answers under keys nobody asked are ignored; a __proto__ key reads nothing", async () => {
@@ -287,14 +300,14 @@ describe("divergence", () => {
 
   async function twoRounds(def: ReturnType<typeof make>) {
     const r1 = (await runtime.callTool(def, { name: "div", arguments: {} }, info)) as { requestState: string };
-    return (await runtime.callTool(def, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-1": accept({ name: "x" }) } }, info)) as { requestState: string };
+    return (await runtime.callTool(def, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-0": accept({ name: "x" }) } }, info)) as { requestState: string };
   }
 
   it("names the index, what was recorded and what runs now", async () => {
     const r2 = await twoRounds(make("b"));
     const changed = make("renamed");
     const e = await expectProtocolError(
-      runtime.callTool(changed, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { "elicit-3": accept({ name: "y" }) } }, info),
+      runtime.callTool(changed, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { "elicit-1": accept({ name: "y" }) } }, info),
       -32602,
       "journal_divergence",
     );
@@ -307,11 +320,11 @@ describe("divergence", () => {
     const r1 = (await runtime.callTool(make("b"), { name: "div", arguments: {} }, info)) as { requestState: string };
     const reworded = tool({ name: "div", description: "", input: z.object({}), *run() { yield* step("a", () => 1); yield* elicit("DELETE EVERYTHING?", Name); return "x"; } });
     const e = await expectProtocolError(
-      runtime.callTool(reworded, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-1": accept({ name: "x" }) } }, info),
+      runtime.callTool(reworded, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-0": accept({ name: "x" }) } }, info),
       -32602,
       "journal_divergence",
     );
-    expect(e.message).toContain('"elicit-1"');
+    expect(e.message).toContain('"elicit-0"');
   });
 
   it("another version is a divergence", async () => {

@@ -19,7 +19,9 @@ export const conformanceElicitation = tool({
   description: "Asks for the user's name under the key user_name",
   input: empty,
   *run() {
-    const a = yield* elicit("What is your name?", UserName, { key: "user_name" });
+    // The suite also sends the answer on a first request, before it was asked (a client that
+    // knows the key): a name is harmless to take unasked, so this ask opts in.
+    const a = yield* elicit("What is your name?", UserName, { key: "user_name", acceptUnasked: true });
     return a.action === "accept" ? `Hello, ${a.content.name}!` : toolError(`Elicitation ${a.action}ed.`);
   },
 });

@@ -1,17 +1,20 @@
 import type { z } from "zod";
-import type { ContentBlock, PromptMessage, ResourceContents } from "../wire/index.js";
+import type { Capability, ContentBlock, PromptMessage, ResourceContents } from "../wire/index.js";
 import type { Effect } from "./effects.js";
 
-/** Client capabilities an author can branch on with `ctx.can(...)`. */
-export type Capability = "elicitation" | "elicitation.url" | "sampling" | "roots";
+export type { Capability };
 
 /** What `run` receives besides its input. */
 export interface RunContext {
   /** The authenticated principal of this request, if any. */
   readonly principal: string | undefined;
-  /** Whether THIS request's clientCapabilities declare `kind` (never inferred from earlier rounds). */
+  /**
+   * Whether this request's clientCapabilities declare `kind`. Recorded like `now()`: when a
+   * later round replays this position, it gets the answer the first round got, so a branch
+   * already taken is taken again. (Asking is still gated by what each request declares.)
+   */
   can(kind: Capability): boolean;
-  /** Aborted when the request is cancelled or the client disconnects. */
+  /** Aborted when the request running the current round is cancelled or its client disconnects. */
   readonly signal: AbortSignal;
   /**
    * A key that is the same in every round of this call (and on a repeated round), different for

@@ -20,29 +20,40 @@ export type ElicitOutcome<T> = { action: "accept"; content: T } | { action: "dec
 export type ElicitUrlOutcome = { action: "accept" } | { action: "decline" } | { action: "cancel" };
 
 export interface AskOptions {
-  /** The key under `inputRequests`; default: derived from the effect's position in the call. */
+  /** The key under `inputRequests`; default: `<kind>-<n>` for the call's n-th ask (from 0). */
   key?: string;
+  /**
+   * Also take an answer the client sends before this ask was sent to it (a client that knows
+   * the key in advance, e.g. on a first request without `requestState`). Off by default: an
+   * answer then only reaches an ask the client was actually shown, so a confirmation cannot be
+   * "given" for a question nobody saw.
+   */
+  acceptUnasked?: boolean;
 }
 
 export interface ElicitEffect {
   readonly kind: "elicit";
   readonly key: string | undefined;
+  readonly acceptUnasked: boolean;
   readonly params: ElicitFormParams;
   readonly schema: FormSchema;
 }
 export interface ElicitUrlEffect {
   readonly kind: "elicitUrl";
   readonly key: string | undefined;
+  readonly acceptUnasked: boolean;
   readonly params: ElicitUrlParams;
 }
 export interface SampleEffect {
   readonly kind: "sample";
   readonly key: string | undefined;
+  readonly acceptUnasked: boolean;
   readonly params: CreateMessageParams;
 }
 export interface RootsEffect {
   readonly kind: "roots";
   readonly key: string | undefined;
+  readonly acceptUnasked: boolean;
 }
 /** An effect that asks the client for input. */
 export type AskEffect = ElicitEffect | ElicitUrlEffect | SampleEffect | RootsEffect;
@@ -86,9 +97,12 @@ function* ask<R>(effect: AskEffect): Ask<R> {
   return (yield effect) as R;
 }
 
-function checkKey(key: string | undefined): string | undefined {
+/** The key and opt-ins every ask shares, checked where the ask is made. */
+function askOptions(options: AskOptions): { key: string | undefined; acceptUnasked: boolean } {
+  const { key, acceptUnasked = false } = options;
   if (key !== undefined && (typeof key !== "string" || key === "")) throw new TypeError("ask key must be a non-empty string");
-  return key;
+  if (typeof acceptUnasked !== "boolean") throw new TypeError("acceptUnasked must be a boolean");
+  return { key, acceptUnasked };
 }
 
 /** A form schema checked now (throws `ElicitationSchemaError`), for module-level definitions. */
@@ -104,27 +118,30 @@ export function elicit<S extends FormSchema>(
   options: AskOptions = {},
 ): Ask<ElicitOutcome<z.output<S>>> {
   const requestedSchema: RequestedSchema = toRequestedSchema(schema);
-  return ask({ kind: "elicit", key: checkKey(options.key), params: { mode: "form", message, requestedSchema }, schema });
+  return ask({ kind: "elicit", ...askOptions(options), params: { mode: "form", message, requestedSchema }, schema });
 }
 
 /** Send the user to a URL (out-of-band flow); resolves with the user's action. */
 export function elicitUrl(message: string, url: string, options: AskOptions = {}): Ask<ElicitUrlOutcome> {
-  return ask({ kind: "elicitUrl", key: checkKey(options.key), params: { mode: "url", message, url } });
+  return ask({ kind: "elicitUrl", ...askOptions(options), params: { mode: "url", message, url } });
 }
 
 /** Ask the client's model for a completion. */
 export function sample(params: CreateMessageParams, options: AskOptions = {}): Ask<CreateMessageResult> {
-  return ask({ kind: "sample", key: checkKey(options.key), params });
+  return ask({ kind: "sample", ...askOptions(options), params });
 }
 
 /** Ask the client for its roots. */
 export function listRoots(options: AskOptions = {}): Ask<Root[]> {
-  return ask({ kind: "roots", key: checkKey(options.key) });
+  return ask({ kind: "roots", ...askOptions(options) });
 }
 
 /**
  * Run `fn` once per call: its result is recorded in the journal and replayed in later rounds,
- * on any instance. The result must be serializable (superjson: JSON plus Date, Map, Set, BigInt).
+ * on any instance. Code receives a fresh copy of the recorded value, the same on every path.
+ * The result must be data the journal carries exactly: JSON values, `undefined`, `bigint`,
+ * `-0`/`NaN`/`±Infinity`, `Date`, `Map`, `Set`; anything else (a class instance, a function,
+ * a cycle, ...) fails the round that records it, naming the step and the path.
  */
 export function* step<T>(name: string, fn: (signal: AbortSignal) => T | Promise<T>): Op<Awaited<T>> {
   if (typeof name !== "string" || name === "") throw new TypeError("step name must be a non-empty string");

@@ -1,5 +1,5 @@
 import { ErrorCode, ProtocolError } from "../wire/index.js";
-import type { Capability } from "./definitions.js";
+import type { Capability } from "../wire/index.js";
 import { describeFingerprint } from "./journal.js";
 
 /**
@@ -8,6 +8,8 @@ import { describeFingerprint } from "./journal.js";
  * and `data.restart = true`: the client should start the call again without requestState.
  */
 export class DivergenceError extends ProtocolError {
+  /** What differs, in words (without the advice to the client). */
+  readonly what: string;
   constructor(
     readonly index: number,
     readonly recorded: string | undefined,
@@ -22,6 +24,7 @@ export class DivergenceError extends ProtocolError {
       `requestState no longer matches this call: ${what}. Code before an ask must be deterministic (or inside step()); start the call again without requestState.`,
       { reason: "journal_divergence", index, recorded: recorded ?? null, current: current ?? null, restart: true },
     );
+    this.what = what;
   }
 }
 
@@ -49,5 +52,20 @@ export class AuthorCodeError extends Error {
   override readonly name = "AuthorCodeError";
   constructor(cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/**
+ * The development double-run found that a round gives another result when replayed from the
+ * state it produced than when it ran: the code is not deterministic (or mutates what effects
+ * returned outside the journal's reach). Mapped to JSON-RPC `-32603`, `reason: "nondeterministic"`.
+ */
+export class NondeterminismError extends ProtocolError {
+  constructor(
+    readonly round: number,
+    readonly detail: string,
+    readonly index?: number,
+  ) {
+    super(ErrorCode.InternalError, `Round ${round} is not deterministic: ${detail}`, { reason: "nondeterministic", round, ...(index !== undefined ? { index } : {}) });
   }
 }

@@ -1,12 +1,14 @@
 import { z } from "zod";
 import { digestOf } from "../state/index.js";
+import type { Capability } from "../wire/index.js";
 import type { AskEffect, Effect } from "./effects.js";
 
 /**
- * The journal is what a call has done so far: one record per completed effect, in order, each
- * `[fingerprint, value]`. It travels sealed inside `requestState`, with the asks outstanding
- * at the end of the round (so an answer is only ever delivered to the ask it was given for) and
- * the answers already collected for a partly answered `all(...)`.
+ * The journal is what a call has done so far: one record per completed effect (and per
+ * `ctx.can` answer), in order, each `[fingerprint, value text]` (see `encodeValue`). It
+ * travels sealed inside `requestState`, with the asks outstanding at the end of the round (so
+ * an answer is only ever delivered to the ask it was given for) and the answers already
+ * collected for a partly answered `all(...)`.
  */
 export const statePayload = z.object({
   /** The definition's `version` when the state was minted. */
@@ -15,15 +17,15 @@ export const statePayload = z.object({
   r: z.number().int().nonnegative(),
   /** A random id for the whole call, the root of `ctx.idempotencyKey`. */
   c: z.string(),
-  /** Journal records: `[fingerprint, value]`. */
-  j: z.array(z.tuple([z.string(), z.unknown()])),
+  /** Journal records: `[fingerprint, value text]`. */
+  j: z.array(z.tuple([z.string(), z.string()])),
   /** Outstanding asks of the last round: key → fingerprint. */
   o: z.record(z.string(), z.string()),
-  /** Valid answers already collected for a partly answered `all(...)`: key → outcome. */
-  p: z.record(z.string(), z.unknown()).optional(),
+  /** Valid answers already collected for a partly answered `all(...)`: key → value text. */
+  p: z.record(z.string(), z.string()).optional(),
 });
 export type StatePayload = z.infer<typeof statePayload>;
-export type JournalRecord = [fingerprint: string, value: unknown];
+export type JournalRecord = [fingerprint: string, value: string];
 
 /** The wire request an ask turns into (the part its fingerprint covers). */
 export function requestOf(effect: AskEffect): { method: string; params?: Record<string, unknown> } {
@@ -62,14 +64,20 @@ export function fingerprintOf(effect: Effect, key: string | undefined): string {
   }
 }
 
+/** The fingerprint of a `ctx.can(kind)` answer. */
+export const canFingerprint = (kind: Capability): string => `can:${kind}`;
+
 /** The key of a sub-ask of `all(...)`: its explicit key, or the all's key plus its index or name. */
 export function subKey(allKey: string, ask: AskEffect, indexOrName: number | string): string {
   return ask.key ?? `${allKey}.${indexOrName}`;
 }
 
-/** The default key of an effect at journal position `index`. */
-export function defaultKey(effect: AskEffect | { kind: "all" }, index: number): string {
-  return `${effect.kind}-${index}`;
+/**
+ * The default key of the call's `ordinal`-th ask (counting asks and `all`s only, from 0), so
+ * adding a step, a `now()` or a `ctx.can` renames no key.
+ */
+export function defaultKey(kind: AskEffect["kind"] | "all", ordinal: number): string {
+  return `${kind}-${ordinal}`;
 }
 
 /** A short human description of a fingerprint for divergence messages. */
@@ -82,6 +90,8 @@ export function describeFingerprint(fp: string | undefined): string {
     case "now":
     case "uuid":
       return `${kind}()`;
+    case "can":
+      return `ctx.can("${name}")`;
     default:
       return `${kind} under key "${name}" (request digest ${fp.split(":")[2] ?? "?"})`;
   }

@@ -1,12 +1,13 @@
+import type { CallContext } from "./call-context.js";
 import type { StatePayload } from "./journal.js";
 import type { Suspended } from "./replay.js";
-import type { RequestInfo } from "./runtime.js";
 
-/** A call suspended on this instance, with the per-call context its generator closed over. */
+/** A call suspended on this instance: its generator and the per-call objects it closed over. */
 export interface LiveCall {
   suspended: Suspended;
-  /** The context object the generator holds; its request is swapped in on every round. */
-  context: { request: RequestInfo };
+  context: CallContext;
+  /** The call's own abort controller (what `ctx.signal` is); never a request's. */
+  abort: AbortController;
   /** The definition whose generator this is: never resumed under another one. */
   owner: object;
   /** The journal exactly as it was sealed into the token. */
@@ -14,33 +15,71 @@ export interface LiveCall {
 }
 
 /**
+ * A suspended call's cost besides its token, measured: a generator suspended at its third ask
+ * through the SDK retains about this much beyond its state (README "Live calls").
+ */
+export const LIVE_CALL_OVERHEAD_BYTES = 2048;
+
+/** What one entry is charged against the byte budget: the overhead plus its state, twice (token and journal). */
+export const liveCallBytes = (token: string): number => LIVE_CALL_OVERHEAD_BYTES + 2 * token.length;
+
+/**
  * Calls whose generator is still suspended on this instance, by the exact state token that
  * round minted. The next round presenting that token (after it verifies) resumes the generator
- * instead of replaying it. Bounded: least recently stored first out. `take` removes, so a
- * generator is never resumed twice — a repeated round, a parallel retry or a round landing on
- * another instance simply replays from the journal, which is always in the state.
+ * instead of replaying it. Bounded by count and by bytes, oldest first out, and an entry whose
+ * state has expired is dropped: eviction only ever means the next round replays. `take`
+ * removes, so a generator is never resumed twice — a repeated round, a parallel retry or a round
+ * landing on another instance simply replays from the journal, which is always in the state.
  */
 export class LiveCalls {
   // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
   // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
-  private readonly calls = new Map<string, { token: string; call: LiveCall }>();
-  constructor(private readonly max: number) {}
+  private readonly calls = new Map<string, { token: string; call: LiveCall; expiresAt: number; bytes: number }>();
+  private used = 0;
 
-  put(token: string, call: LiveCall): void {
-    if (this.max <= 0) return;
-    this.calls.set(token.slice(-32), { token, call });
-    if (this.calls.size > this.max) this.calls.delete(this.calls.keys().next().value!);
+  constructor(
+    private readonly maxCalls: number,
+    private readonly maxBytes: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  put(token: string, call: LiveCall, expiresAt: number): void {
+    const bytes = liveCallBytes(token);
+    if (this.maxCalls <= 0 || bytes > this.maxBytes) return;
+    const key = token.slice(-32);
+    this.remove(key);
+    this.calls.set(key, { token, call, expiresAt, bytes });
+    this.used += bytes;
+    const now = this.now();
+    // Insertion order is expiry order (one TTL), so the oldest entries go first either way.
+    for (const [k, entry] of this.calls) {
+      if (this.calls.size <= this.maxCalls && this.used <= this.maxBytes && entry.expiresAt > now) break;
+      this.remove(k);
+    }
   }
 
   take(token: string, owner: object): LiveCall | undefined {
     const key = token.slice(-32);
     const entry = this.calls.get(key);
     if (entry === undefined || entry.token !== token) return undefined;
-    this.calls.delete(key);
+    this.remove(key);
+    if (entry.expiresAt <= this.now()) return undefined;
     return entry.call.owner === owner ? entry.call : undefined;
+  }
+
+  private remove(key: string): void {
+    const entry = this.calls.get(key);
+    if (entry === undefined) return;
+    this.calls.delete(key);
+    this.used -= entry.bytes;
   }
 
   get size(): number {
     return this.calls.size;
+  }
+
+  /** Bytes charged against the budget now. */
+  get bytes(): number {
+    return this.used;
   }
 }

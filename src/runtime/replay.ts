@@ -1,9 +1,10 @@
-import type { InputRequest } from "../wire/index.js";
-import { checkAnswer } from "./answers.js";
-import type { Capability, RunGenerator } from "./definitions.js";
+import { decodeValue, encodeValue, UnsupportedValueError } from "../state/index.js";
+import type { Capability, InputRequest } from "../wire/index.js";
+import { AnswerSchemaError, checkAnswer } from "./answers.js";
+import type { RunGenerator } from "./definitions.js";
 import { type AllEffect, type AskEffect, type Effect, isEffect } from "./effects.js";
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
-import { defaultKey, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
+import { canFingerprint, defaultKey, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
 
 /** Everything one round needs from the request and the state. */
 export interface RoundInput {
@@ -13,15 +14,27 @@ export interface RoundInput {
   journal: readonly JournalRecord[];
   /** Asks outstanding when the state was minted; `undefined` when the request carried no state. */
   outstanding: Readonly<Record<string, string>> | undefined;
-  /** Valid answers already collected for a partly answered `all(...)`. */
-  partial: Readonly<Record<string, unknown>>;
+  /** Valid answers already collected for a partly answered `all(...)`: key → value text. */
+  partial: Readonly<Record<string, string>>;
   /** The request's `inputResponses`, own keys only. */
   responses: ReadonlyMap<string, unknown>;
-  can: (kind: Capability) => boolean;
+  /** What this request declared: gates asking, and answers `ctx.can` past the journal. */
+  declared: (kind: Capability) => boolean;
   signal: AbortSignal;
   randomUUID: () => string;
   clock: () => number;
+  /**
+   * A verification replay (the development double-run): nothing past the journal may run —
+   * no step, no clock — and the only effect allowed past it is the ask with this fingerprint
+   * (`undefined`: the call completed there).
+   */
+  verify?: { pending: string | undefined };
+  /** Collects what the code did at each journal position (to name what changed). */
+  trace?: Map<number, Traced>;
 }
+
+/** What the code did at one journal position, for divergence messages. */
+export type Traced = { effect: Effect; key: string | undefined } | { can: Capability };
 
 /**
  * A generator stopped at an ask it could not satisfy, with everything needed to go on from
@@ -32,6 +45,8 @@ export interface Suspended {
   /** The journal up to (not including) the pending effect — what the sealed state holds. */
   records: JournalRecord[];
   pending: { effect: Effect; key: string | undefined; fp: string };
+  /** Asks the call made before the pending one (numbers the default keys). */
+  asks: number;
 }
 
 export type RoundOutcome =
@@ -41,7 +56,7 @@ export type RoundOutcome =
       inputRequests: Record<string, InputRequest>;
       journal: JournalRecord[];
       outstanding: Record<string, string>;
-      partial: Record<string, unknown> | undefined;
+      partial: Record<string, string> | undefined;
       suspended: Suspended;
     };
 
@@ -62,148 +77,257 @@ function subAsks(effect: AllEffect, key: string): Array<[string, AskEffect, numb
     : Object.entries(effect.asks).map(([name, a]) => [subKey(key, a, name), a, name]);
 }
 
-function startGenerator(start: () => RunGenerator<unknown>): RunGenerator<unknown> {
-  let generator: RunGenerator<unknown>;
+/** `encodeValue` for a value about to be recorded; a value it cannot carry is the author's failure. */
+function recordable(value: unknown, what: string): string {
   try {
-    generator = start();
+    return encodeValue(value);
   } catch (error) {
-    throw new AuthorCodeError(error);
+    if (!(error instanceof UnsupportedValueError)) throw error;
+    throw new AuthorCodeError(new TypeError(`${what} cannot be recorded exactly: ${error.message}`, { cause: error }));
   }
-  if (typeof generator?.next !== "function") throw new AuthorCodeError(new TypeError("run must be a generator function (function* or async function*)"));
-  return generator;
 }
 
 /**
- * Run one round: replay the generator from the top, feeding each effect its recorded value,
+ * One round of one call: replay the generator from the top, feeding each effect its recorded
+ * value (a fresh decoding of the recorded text, so code never holds what the journal holds),
  * until it completes or reaches an ask with no usable answer. Sync generators and sync steps
- * replay without awaiting, so replay costs little more than running the code once. Given a
- * `resume` (the same call suspended at the end of the previous round on this instance, with
- * exactly the journal of the state presented), it goes on from the pending ask instead.
+ * replay without awaiting. Given a `resume` (the same call suspended at the end of the previous
+ * round on this instance, with exactly the journal of the state presented), it goes on from the
+ * pending ask instead. `ctx.can` reaches the round through `can()`, which journals its answer
+ * at the current position like any effect.
  */
-export async function runRound(input: RoundInput, resume?: Suspended): Promise<RoundOutcome> {
-  const { journal, outstanding, responses } = input;
-  const records: JournalRecord[] = resume ? resume.records : journal.slice();
-  const consumed = new Set<string>();
-  const generator = resume ? resume.generator : startGenerator(input.start);
-  let pending = resume?.pending;
+export class Round {
+  readonly records: JournalRecord[];
+  private index: number;
+  private asks: number;
+  private inStep = false;
+  /** Keys whose answer this round already used: one answer serves one ask. */
+  private readonly consumed = new Set<string>();
+  /** A divergence found inside author code (which might catch it): rethrown after `next()`. */
+  private diverged: DivergenceError | undefined;
 
-  /** A usable answer to `effect` under `key` from this request, consumed at most once per round. */
-  const answerFor = (key: string, effect: AskEffect, fp: string): { value: unknown } | undefined => {
-    if (consumed.has(key) || !responses.has(key)) return undefined;
-    if (outstanding !== undefined) {
-      const asked = outstanding[key];
-      if (asked === undefined) return undefined; // nobody asked this key last round: ignored
-      if (asked !== fp) throw new DivergenceError(records.length, asked, fp, `the answer under key "${key}" was given for a different ask than the one the code makes now`);
+  constructor(
+    private readonly input: RoundInput,
+    private readonly resume?: Suspended,
+  ) {
+    this.records = resume ? resume.records : input.journal.slice();
+    this.index = resume ? resume.records.length : 0;
+    this.asks = resume ? resume.asks : 0;
+  }
+
+  /** `ctx.can(kind)`: the recorded answer at this position, or this request's, recorded. */
+  can(kind: Capability): boolean {
+    // Inside a step, the step's result is what gets recorded, not what it looked at.
+    if (this.inStep) return this.input.declared(kind);
+    const fp = canFingerprint(kind);
+    const i = this.index;
+    this.input.trace?.set(i, { can: kind });
+    const { journal } = this.input;
+    if (i < journal.length) {
+      if (journal[i]![0] !== fp) throw (this.diverged = new DivergenceError(i, journal[i]![0], fp));
+      this.index++;
+      return journal[i]![1] === "true";
     }
-    const check = checkAnswer(effect, responses.get(key));
-    if (!check.ok) return undefined;
-    consumed.add(key);
-    return { value: check.value };
-  };
+    if (this.input.verify) throw (this.diverged = new DivergenceError(i, undefined, fp, `the round asked ctx.can("${kind}") at effect #${i} only when replayed`));
+    const value = this.input.declared(kind);
+    this.records.push([fp, value ? "true" : "false"]);
+    this.index++;
+    return value;
+  }
 
-  const requireCapabilities = (asks: readonly AskEffect[]) => {
-    const missing = [...new Set(asks.map((a) => CAPABILITY_OF[a.kind]))].filter((c) => !input.can(c));
-    if (missing.length > 0) throw new MissingCapabilityError(missing);
-  };
+  async run(): Promise<RoundOutcome> {
+    const { input } = this;
+    const { journal } = input;
+    const generator = this.resume ? this.resume.generator : this.startGenerator();
+    let pending = this.resume?.pending;
+    let send: unknown;
+    for (;;) {
+      let effect: Effect;
+      let key: string | undefined;
+      let fp: string;
+      if (pending) {
+        ({ effect, key, fp } = pending);
+        pending = undefined;
+      } else {
+        const next = await this.advance(generator, send);
+        if (next.done) {
+          if (this.index < journal.length) {
+            throw new DivergenceError(this.index, journal[this.index]![0], undefined, `the journal recorded ${journal.length} effects but the code now completes after ${this.index}`);
+          }
+          if (input.verify?.pending !== undefined) throw new DivergenceError(this.index, input.verify.pending, undefined, "the round asked for input here, but replayed the code completes");
+          return { type: "complete", value: next.value, journal: this.records };
+        }
+        effect = next.value;
+        key = this.keyOf(effect);
+        fp = fingerprintOf(effect, key);
+        input.trace?.set(this.index, { effect, key });
+      }
 
-  let send: unknown;
-  for (let index = resume ? records.length : 0; ; index++) {
-    let effect: Effect;
-    let key: string | undefined;
-    let fp: string;
-    if (pending) {
-      ({ effect, key, fp } = pending);
-      pending = undefined;
-    } else {
-      let next: IteratorResult<Effect, unknown> | Promise<IteratorResult<Effect, unknown>>;
-      try {
-        next = generator.next(send);
-        if (isThenable(next)) next = await next;
-      } catch (error) {
-        throw new AuthorCodeError(error);
+      if (this.index < journal.length) {
+        const recorded = journal[this.index]!;
+        if (recorded[0] !== fp) throw new DivergenceError(this.index, recorded[0], fp);
+        send = decodeValue(recorded[1]);
+        this.index++;
+        continue;
       }
-      if (next.done) {
-        if (index < journal.length) throw new DivergenceError(index, journal[index]![0], undefined, `the journal recorded ${journal.length} effects but the code now completes after ${index}`);
-        return { type: "complete", value: next.value, journal: records };
+      if (input.verify && fp !== input.verify.pending) {
+        throw new DivergenceError(this.index, input.verify.pending, fp, "replayed, the code makes another effect than the round did at this position");
       }
-      if (!isEffect(next.value)) {
-        const v = next.value as unknown;
-        throw new AuthorCodeError(new TypeError(`run yielded ${typeof v === "object" ? JSON.stringify(v)?.slice(0, 80) : String(v)}, which is not an effect: use yield* with elicit, sample, listRoots, step, now, uuid or all`));
+
+      let text: string;
+      switch (effect.kind) {
+        case "step":
+          text = recordable(await this.runStep(effect.fn), `the value step("${effect.name}") returned`);
+          break;
+        case "now":
+          text = encodeValue(input.clock());
+          break;
+        case "uuid":
+          text = encodeValue(input.randomUUID());
+          break;
+        case "all": {
+          const result = this.collect(effect, key!, fp, generator);
+          if (result.type !== "done") return result;
+          text = result.text;
+          break;
+        }
+        default: {
+          const got = this.answerFor(key!, effect, fp);
+          if (!got) return this.askFor([[key!, effect]], { [key!]: fp }, undefined, { effect, key, fp }, generator);
+          text = got.text;
+        }
       }
-      effect = next.value;
-      key = effect.kind === "step" || effect.kind === "now" || effect.kind === "uuid" ? undefined : (effect.kind === "all" ? undefined : effect.key) ?? defaultKey(effect, index);
-      fp = fingerprintOf(effect, key);
+      this.records.push([fp, text]);
+      this.index++;
+      send = decodeValue(text);
     }
+  }
 
-    if (index < journal.length) {
-      const recorded = journal[index]!;
-      if (recorded[0] !== fp) throw new DivergenceError(index, recorded[0], fp);
-      send = recorded[1];
-      continue;
+  private startGenerator(): RunGenerator<unknown> {
+    let generator: RunGenerator<unknown>;
+    try {
+      generator = this.input.start();
+    } catch (error) {
+      throw new AuthorCodeError(error);
     }
+    if (typeof generator?.next !== "function") throw new AuthorCodeError(new TypeError("run must be a generator function (function* or async function*)"));
+    return generator;
+  }
 
-    let value: unknown;
+  /** The generator's next effect; author failures and divergences found inside it kept apart. */
+  private async advance(generator: RunGenerator<unknown>, send: unknown): Promise<IteratorResult<Effect, unknown>> {
+    let next: IteratorResult<Effect, unknown>;
+    try {
+      const step = generator.next(send);
+      next = isThenable(step) ? await step : step;
+    } catch (error) {
+      if (this.diverged) throw this.diverged;
+      throw new AuthorCodeError(error);
+    }
+    // Author code may have caught the divergence ctx.can threw; it still ends the round.
+    if (this.diverged) throw this.diverged;
+    if (!next.done && !isEffect(next.value)) {
+      const v = next.value as unknown;
+      throw new AuthorCodeError(new TypeError(`run yielded ${typeof v === "object" ? JSON.stringify(v)?.slice(0, 80) : String(v)}, which is not an effect: use yield* with elicit, sample, listRoots, step, now, uuid or all`));
+    }
+    return next;
+  }
+
+  private async runStep(fn: (signal: AbortSignal) => unknown): Promise<unknown> {
+    this.inStep = true;
+    try {
+      const value = fn(this.input.signal);
+      return isThenable(value) ? await value : value;
+    } catch (error) {
+      throw new AuthorCodeError(error);
+    } finally {
+      this.inStep = false;
+    }
+  }
+
+  private keyOf(effect: Effect): string | undefined {
     switch (effect.kind) {
       case "step":
-        try {
-          value = effect.fn(input.signal);
-          if (isThenable(value)) value = await value;
-        } catch (error) {
-          throw new AuthorCodeError(error);
-        }
-        break;
       case "now":
-        value = input.clock();
-        break;
       case "uuid":
-        value = input.randomUUID();
-        break;
-      case "all": {
-        const subs = subAsks(effect, key!);
-        const seen = new Set(subs.map(([k]) => k));
-        if (seen.size !== subs.length) throw new AuthorCodeError(new TypeError(`all(): two asks share a key (${subs.map(([k]) => k).join(", ")})`));
-        const answers: Record<string, unknown> = {};
-        const missing: Array<[string, AskEffect]> = [];
-        const fps: Record<string, string> = {};
-        for (const [k, ask] of subs) {
-          const subFp = fingerprintOf(ask, k);
-          fps[k] = subFp;
-          const kept = outstanding?.[k] === subFp && Object.hasOwn(input.partial, k);
-          const got = kept ? { value: input.partial[k] } : answerFor(k, ask, subFp);
-          if (got) answers[k] = got.value;
-          else missing.push([k, ask]);
-        }
-        if (missing.length > 0) {
-          requireCapabilities(missing.map(([, a]) => a));
-          return {
-            type: "input_required",
-            inputRequests: Object.fromEntries(missing.map(([k, a]) => [k, requestOf(a) as InputRequest])),
-            journal: records,
-            outstanding: fps,
-            partial: answers,
-            suspended: { generator, records, pending: { effect, key, fp } },
-          };
-        }
-        value = Array.isArray(effect.asks) ? subs.map(([k]) => answers[k]) : Object.fromEntries(subs.map(([k, , slot]) => [slot, answers[k]]));
-        break;
-      }
-      default: {
-        const got = answerFor(key!, effect, fp);
-        if (!got) {
-          requireCapabilities([effect]);
-          return {
-            type: "input_required",
-            inputRequests: { [key!]: requestOf(effect) as InputRequest },
-            journal: records,
-            outstanding: { [key!]: fp },
-            partial: undefined,
-            suspended: { generator, records, pending: { effect, key, fp } },
-          };
-        }
-        value = got.value;
-      }
+        return undefined;
+      case "all":
+        return defaultKey("all", this.asks++);
+      default:
+        return effect.key ?? defaultKey(effect.kind, this.asks++);
     }
-    records.push([fp, value]);
-    send = value;
   }
+
+  /**
+   * A usable answer to `effect` under `key` from this request, as value text. An answer reaches
+   * an ask only if the ask was sent under that key last round (or the ask opted in with
+   * `acceptUnasked`); an answer given for a different ask under the same key is a divergence.
+   */
+  private answerFor(key: string, effect: AskEffect, fp: string): { text: string } | undefined {
+    const { responses, outstanding } = this.input;
+    if (this.consumed.has(key) || !responses.has(key)) return undefined;
+    const asked = outstanding?.[key];
+    if (asked === undefined) {
+      if (!effect.acceptUnasked) return undefined;
+    } else if (asked !== fp) {
+      throw new DivergenceError(this.index, asked, fp, `the answer under key "${key}" was given for a different ask than the one the code makes now`);
+    }
+    let check: ReturnType<typeof checkAnswer>;
+    try {
+      check = checkAnswer(effect, responses.get(key));
+    } catch (error) {
+      if (error instanceof AnswerSchemaError) throw new AuthorCodeError(new Error(`ask "${key}": ${error.message}`, { cause: error.cause }));
+      throw error;
+    }
+    if (!check.ok) return undefined;
+    this.consumed.add(key);
+    return { text: recordable(check.value, `the answer to ask "${key}" (after the answer schema)`) };
+  }
+
+  /** An `all(...)`: every answer present → the combined value's text; otherwise ask the missing. */
+  private collect(effect: AllEffect, key: string, fp: string, generator: RunGenerator<unknown>): { type: "done"; text: string } | RoundOutcome {
+    const subs = subAsks(effect, key);
+    if (new Set(subs.map(([k]) => k)).size !== subs.length) throw new AuthorCodeError(new TypeError(`all(): two asks share a key (${subs.map(([k]) => k).join(", ")})`));
+    const texts: Record<string, string> = {};
+    const missing: Array<[string, AskEffect]> = [];
+    const fps: Record<string, string> = {};
+    const { outstanding, partial } = this.input;
+    for (const [k, ask] of subs) {
+      const subFp = fingerprintOf(ask, k);
+      fps[k] = subFp;
+      const kept = outstanding?.[k] === subFp && Object.hasOwn(partial, k) ? partial[k] : this.answerFor(k, ask, subFp)?.text;
+      if (kept !== undefined) texts[k] = kept;
+      else missing.push([k, ask]);
+    }
+    if (missing.length > 0) return this.askFor(missing, fps, texts, { effect, key, fp }, generator);
+    const value = Array.isArray(effect.asks)
+      ? subs.map(([k]) => decodeValue(texts[k]!))
+      : Object.fromEntries(subs.map(([k, , slot]) => [slot, decodeValue(texts[k]!)]));
+    return { type: "done", text: encodeValue(value) };
+  }
+
+  /** End the round asking for `asks` (after checking this request declared what they need). */
+  private askFor(
+    asks: Array<[string, AskEffect]>,
+    outstanding: Record<string, string>,
+    partial: Record<string, string> | undefined,
+    pending: Suspended["pending"],
+    generator: RunGenerator<unknown>,
+  ): RoundOutcome {
+    const missing = [...new Set(asks.map(([, a]) => CAPABILITY_OF[a.kind]))].filter((c) => !this.input.declared(c));
+    if (missing.length > 0) throw new MissingCapabilityError(missing);
+    return {
+      type: "input_required",
+      inputRequests: Object.fromEntries(asks.map(([k, a]) => [k, requestOf(a) as InputRequest])),
+      journal: this.records,
+      outstanding,
+      partial: partial && Object.keys(partial).length > 0 ? partial : undefined,
+      suspended: { generator, records: this.records, pending, asks: this.asks },
+    };
+  }
+}
+
+/** Run one round (see `Round`). */
+export function runRound(input: RoundInput, resume?: Suspended): Promise<RoundOutcome> {
+  return new Round(input, resume).run();
 }

@@ -1,8 +1,9 @@
 import type { z } from "zod";
-import { createStateCodec, digestOf, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
+import { canonicalJson, createStateCodec, digestOf, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
 import {
   type CallToolResult,
   callToolParams,
+  capabilityCheck,
   describeZodError,
   ErrorCode,
   type GetPromptResult,
@@ -14,12 +15,13 @@ import {
 } from "../wire/index.js";
 import { CallContext } from "./call-context.js";
 import type { PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
-import { AuthorCodeError, DivergenceError } from "./errors.js";
+import { AuthorCodeError, DivergenceError, NondeterminismError } from "./errors.js";
 import { type StatePayload, statePayload } from "./journal.js";
 import { type LiveCall, LiveCalls } from "./live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
-import { runRound } from "./replay.js";
+import { Round, type RoundOutcome, type Traced } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
+import { checkReplay } from "./verify.js";
 
 /** What the transport knows about the request, beyond its params. */
 export interface RequestInfo {
@@ -37,6 +39,8 @@ export interface ErrorInfo {
   target: string;
   /** 1 for the first round of a call. */
   round: number;
+  /** The call's id (the same in every round of one call). */
+  callId: string;
 }
 
 export interface RuntimeLimits {
@@ -44,10 +48,14 @@ export interface RuntimeLimits {
   maxRounds?: number;
   /** Most `inputResponses` entries one request may carry. Default 64. */
   maxInputResponses?: number;
-  /** Largest `inputResponses` (approximate JSON bytes). Default 262144 (256 KiB). */
+  /** Largest `inputResponses`, keys included (approximate JSON bytes). Default 262144 (256 KiB). */
   maxInputResponseBytes?: number;
   /** Deepest nesting inside `inputResponses`. Default 32. */
   maxInputResponseDepth?: number;
+  /** Largest arguments, keys included (approximate JSON bytes). Default 1048576 (1 MiB). */
+  maxArgumentBytes?: number;
+  /** Deepest nesting inside arguments. Default 64. */
+  maxArgumentDepth?: number;
 }
 
 export interface RuntimeOptions {
@@ -59,11 +67,27 @@ export interface RuntimeOptions {
    * Default 1000; 0 turns it off.
    */
   liveCalls?: number;
-  /** Told about author-code failures and internal errors; never about client mistakes. */
+  /**
+   * The bytes suspended generators may hold together (each is charged a measured overhead plus
+   * twice its state; see README "Live calls"). Default 16 MiB. Past it the oldest are dropped,
+   * which only means their next round replays.
+   */
+  liveCallBytes?: number;
+  /**
+   * Told about author-code failures and server-side errors (never about client mistakes), with
+   * the definition, round and call id. Default: logged to stderr with the stack.
+   */
   onError?: (error: unknown, info: ErrorInfo) => void;
   limits?: RuntimeLimits;
   /** Clock for `now()` (ms). */
   clock?: () => number;
+  /**
+   * Development check (default off): after every round, replay the call from the top on the
+   * state the round produced, as another instance would, and require the same asks or result.
+   * A difference fails the round with `-32603`, `reason: "nondeterministic"`, naming the round
+   * and the first differing effect. Code between effects runs twice.
+   */
+  verifyReplay?: boolean;
 }
 
 export type ToolCallResult = CallToolResult | InputRequiredResult;
@@ -114,32 +138,56 @@ function bindingFor(method: StateBinding["method"], target: string, args: Record
 
 const PAYLOAD_LIMIT_REASON = "state_too_large";
 
+/** Errors nobody handled are still seen: the definition, round and stack on stderr. */
+function logError(error: unknown, info: ErrorInfo): void {
+  console.error(`[mcp-yield] ${info.method} ${info.target}, round ${info.round} (call ${info.callId}):`, error);
+}
+
+/** Link `request` to the call's own controller for one round; returns the unlink. */
+function linkSignal(request: AbortSignal | undefined, call: AbortController): () => void {
+  if (request === undefined) return () => {};
+  if (request.aborted) {
+    call.abort(request.reason);
+    return () => {};
+  }
+  const forward = () => call.abort(request.reason);
+  request.addEventListener("abort", forward, { once: true });
+  return () => request.removeEventListener("abort", forward);
+}
+
+function count(name: string, value: number | undefined, fallback: number, min: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) throw new TypeError(`${name} must be ${min === 0 ? "a non-negative" : "a positive"} integer, got ${String(value)}`);
+  return v;
+}
+
 /** Create the framework-free runtime: one method per multi-round-trip request kind. */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const codec: StateCodec = "seal" in options.state ? options.state : createStateCodec(options.state);
+  const given = options.limits ?? {};
   const limits: Required<RuntimeLimits> = {
-    maxRounds: options.limits?.maxRounds ?? 64,
-    maxInputResponses: options.limits?.maxInputResponses ?? 64,
-    maxInputResponseBytes: options.limits?.maxInputResponseBytes ?? 256 * 1024,
-    maxInputResponseDepth: options.limits?.maxInputResponseDepth ?? 32,
+    maxRounds: count("limits.maxRounds", given.maxRounds, 64, 1),
+    maxInputResponses: count("limits.maxInputResponses", given.maxInputResponses, 64, 1),
+    maxInputResponseBytes: count("limits.maxInputResponseBytes", given.maxInputResponseBytes, 256 * 1024, 1),
+    maxInputResponseDepth: count("limits.maxInputResponseDepth", given.maxInputResponseDepth, 32, 1),
+    maxArgumentBytes: count("limits.maxArgumentBytes", given.maxArgumentBytes, 1024 * 1024, 1),
+    maxArgumentDepth: count("limits.maxArgumentDepth", given.maxArgumentDepth, 64, 1),
   };
-  for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`limits.${name} must be a positive integer`);
-  }
   const clock = options.clock ?? Date.now;
-  const live = new LiveCalls(options.liveCalls ?? 1000);
+  const live = new LiveCalls(count("liveCalls", options.liveCalls, 1000, 0), count("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0));
+  const onError = options.onError ?? logError;
   const report = (error: unknown, info: ErrorInfo) => {
     try {
-      options.onError?.(error, info);
+      onError(error, info);
     } catch {
       // a failing error hook must not turn a handled failure into a crash
     }
   };
 
   /** Verify the token (integrity, expiry, binding); its data is not trusted as a journal yet. */
-  function verifyState(token: string, spec: CallSpec<unknown>): unknown {
+  function verifyState(token: string, binding: StateBinding): unknown {
     try {
-      return codec.open(token, spec.binding).data;
+      return codec.open(token, binding).data;
     } catch (error) {
       if (error instanceof StateError) throw invalidParams(`Invalid requestState: ${error.message}`, error.reason);
       throw error;
@@ -147,11 +195,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   /** The journal out of verified state data: shape, version and round cap checked. */
-  function journalOf(data: unknown, spec: CallSpec<unknown>): StatePayload {
+  function journalOf(data: unknown, version: string | undefined): StatePayload {
     const payload = statePayload.safeParse(data);
     if (!payload.success) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
-    if (payload.data.v !== spec.version) {
-      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.data.v ?? null)} to ${JSON.stringify(spec.version ?? null)}`);
+    if (payload.data.v !== version) {
+      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.data.v ?? null)} to ${JSON.stringify(version ?? null)}`);
     }
     return payload.data;
   }
@@ -160,6 +208,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (payload.r >= limits.maxRounds) {
       throw invalidParams(`This call has taken ${payload.r} rounds, the server's limit; start it again`, "too_many_rounds", { maxRounds: limits.maxRounds });
     }
+  }
+
+  /** Arguments are walked (digest, zod) recursively: bound them before anything reads them. */
+  function checkArguments(args: unknown): void {
+    const over = exceedsJsonLimits(args, limits.maxArgumentBytes, limits.maxArgumentDepth + 1);
+    if (over === "size") throw invalidParams(`arguments are larger than the limit of ${limits.maxArgumentBytes} bytes`, "arguments_too_large");
+    if (over === "depth") throw invalidParams(`arguments are nested deeper than the limit of ${limits.maxArgumentDepth}`, "arguments_too_deep");
   }
 
   function ownResponses(raw: Record<string, unknown> | undefined): Map<string, unknown> {
@@ -171,47 +226,62 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw invalidParams(`inputResponses has ${keys.length} entries, more than the limit of ${limits.maxInputResponses}`, "too_many_input_responses");
     }
     for (const key of keys) map.set(key, Object.getOwnPropertyDescriptor(raw, key)?.value);
-    const over = exceedsJsonLimits([...map.values()], limits.maxInputResponseBytes, limits.maxInputResponseDepth + 1);
+    // Measured as [key, value] pairs, so the keys count against the byte limit too.
+    const over = exceedsJsonLimits([...map], limits.maxInputResponseBytes, limits.maxInputResponseDepth + 2);
     if (over === "size") throw invalidParams(`inputResponses is larger than the limit of ${limits.maxInputResponseBytes} bytes`, "input_responses_too_large");
     if (over === "depth") throw invalidParams(`inputResponses is nested deeper than the limit of ${limits.maxInputResponseDepth}`, "input_responses_too_deep");
     return map;
   }
 
+  /** A result as comparable text, or why shaping it failed (for the double-run). */
+  const shapeText = <R>(spec: CallSpec<R>) => (value: unknown): string => {
+    try {
+      return canonicalJson(spec.shape(value));
+    } catch (error) {
+      return `(the result could not be shaped: ${error instanceof Error ? error.message : String(error)})`;
+    }
+  };
+
   async function run<R>(spec: CallSpec<R>, request: RequestInfo): Promise<R | InputRequiredResult> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
     if (spec.requestState !== undefined) {
-      const data = verifyState(spec.requestState, spec as CallSpec<unknown>);
+      const data = verifyState(spec.requestState, spec.binding);
       // Only after the token verified, bound to this call: resume this instance's suspended
       // generator. Its journal is the very object that was sealed into this token, so the
       // (O(journal)) validation of the decoded copy is skipped.
       resumed = live.take(spec.requestState, spec.owner);
-      payload = resumed?.payload ?? journalOf(data, spec as CallSpec<unknown>);
+      payload = resumed?.payload ?? journalOf(data, spec.version);
       checkRounds(payload);
     }
     const responses = ownResponses(spec.inputResponses);
     const round = (payload?.r ?? 0) + 1;
-    const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round };
-    const callId = payload?.c ?? crypto.randomUUID();
-    const holder = resumed?.context ?? { request };
-    holder.request = request;
-    const ctx = new CallContext(holder, callId);
-    let outcome: Awaited<ReturnType<typeof runRound>>;
+    const callId = payload?.c ?? randomUuid();
+    const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round, callId };
+    const abort = resumed?.abort ?? new AbortController();
+    const ctx = resumed?.context ?? new CallContext(spec.binding.principal, callId, abort.signal);
+    const declared = capabilityCheck(request.clientCapabilities);
+    const trace = options.verifyReplay ? new Map<number, Traced>() : undefined;
+    const current = new Round(
+      {
+        start: () => spec.start(ctx),
+        journal: payload?.j ?? [],
+        outstanding: payload?.o,
+        partial: payload?.p ?? {},
+        responses,
+        declared,
+        signal: abort.signal,
+        randomUUID: randomUuid,
+        clock,
+        ...(trace ? { trace } : {}),
+      },
+      resumed?.suspended,
+    );
+    const unlink = linkSignal(request.signal, abort);
+    ctx.enter(current);
+    let outcome: RoundOutcome;
     try {
-      outcome = await runRound(
-        {
-          start: () => spec.start(ctx),
-          journal: payload?.j ?? [],
-          outstanding: payload?.o,
-          partial: payload?.p ?? {},
-          responses,
-          can: ctx.can,
-          signal: ctx.signal,
-          randomUUID: () => crypto.randomUUID(),
-          clock,
-        },
-        resumed?.suspended,
-      );
+      outcome = await current.run();
     } catch (error) {
       if (error instanceof AuthorCodeError) {
         report(error.cause, info);
@@ -219,19 +289,26 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       if (error instanceof DivergenceError) report(error, info);
       throw error;
+    } finally {
+      ctx.leave();
+      unlink();
     }
+    const check = trace && { round, start: spec.start, principal: spec.binding.principal, callId, declared, trace };
     if (outcome.type === "complete") {
+      let result: R;
       try {
-        return spec.shape(outcome.value);
+        result = spec.shape(outcome.value);
       } catch (error) {
         if (!(error instanceof ResultShapeError)) throw error;
         report(error, info);
         return spec.onAuthorFailure();
       }
+      if (check) await checked(checkReplay(check, { type: "complete", journal: outcome.journal, result: canonicalJson(result) }, shapeText(spec)), info);
+      return result;
     }
     const next: StatePayload = { r: round, c: callId, j: outcome.journal, o: outcome.outstanding };
     if (spec.version !== undefined) next.v = spec.version;
-    if (outcome.partial && Object.keys(outcome.partial).length > 0) next.p = outcome.partial;
+    if (outcome.partial !== undefined) next.p = outcome.partial;
     let requestState: string;
     try {
       requestState = codec.seal({ binding: spec.binding, data: next });
@@ -240,10 +317,27 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (error instanceof StateError) {
         throw new ProtocolError(ErrorCode.InternalError, "The call's state grew past the server's size limit", { reason: PAYLOAD_LIMIT_REASON });
       }
-      return spec.onAuthorFailure(); // a step returned something that cannot be serialized
+      throw error;
     }
-    live.put(requestState, { suspended: outcome.suspended, context: holder, owner: spec.owner, payload: next });
+    if (check) {
+      // Replay from the sealed state itself, decoded as another instance would decode it.
+      const sealed = journalOf(verifyState(requestState, spec.binding), spec.version);
+      const expected = { type: "input_required" as const, journal: sealed.j, outstanding: sealed.o, partial: sealed.p ?? {}, pending: outcome.suspended.pending.fp, inputRequests: canonicalJson(outcome.inputRequests) };
+      await checked(checkReplay(check, expected, shapeText(spec)), info);
+    }
+    // A call whose signal fired is not resumed: its next round replays with a fresh one.
+    if (!abort.signal.aborted) live.put(requestState, { suspended: outcome.suspended, context: ctx, abort, owner: spec.owner, payload: next }, Date.now() + codec.ttlSeconds * 1000);
     return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
+  }
+
+  /** A failed double-run is a server-side fault: reported, then the round's error. */
+  async function checked(verification: Promise<void>, info: ErrorInfo): Promise<void> {
+    try {
+      await verification;
+    } catch (error) {
+      if (error instanceof NondeterminismError) report(error, info);
+      throw error;
+    }
   }
 
   const internalError = () => {
@@ -257,6 +351,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const params = parseOrThrow(callToolParams, rawParams, "tools/call params");
       if (params.name !== def.name) throw invalidParams(`Tool name "${params.name}" does not match "${def.name}"`, "invalid_params");
       const args = params.arguments ?? {};
+      checkArguments(args);
       const input = def.input.safeParse(args);
       if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
       return run<CallToolResult>(
@@ -277,6 +372,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const params = parseOrThrow(getPromptParams, rawParams, "prompts/get params");
       if (params.name !== def.name) throw invalidParams(`Prompt name "${params.name}" does not match "${def.name}"`, "invalid_params");
       const args = params.arguments ?? {};
+      checkArguments(args);
       const missing = def.arguments.filter((a) => a.required && !Object.hasOwn(args, a.name)).map((a) => a.name);
       if (missing.length > 0) throw invalidParams(`Missing required prompt arguments: ${missing.join(", ")}`, "invalid_arguments");
       return run<GetPromptResult>(

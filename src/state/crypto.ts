@@ -1,6 +1,7 @@
 import { gcm } from "@noble/ciphers/aes.js";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { randomBytes } from "./random.js";
 
 /**
  * The few primitives the codec needs. On Node the native `node:crypto` is used (measured
@@ -23,10 +24,6 @@ export interface CryptoBackend {
 
 const GCM_TAG_BYTES = 16;
 const utf8 = new TextEncoder();
-
-function randomBytes(length: number): Uint8Array {
-  return globalThis.crypto.getRandomValues(new Uint8Array(length));
-}
 
 /** The pure-JS backend (@noble/hashes + @noble/ciphers). */
 export const portableBackend: CryptoBackend = {
@@ -55,27 +52,6 @@ type NodeCrypto = typeof import("node:crypto");
 function loadNodeCrypto(): NodeCrypto | undefined {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   return proc?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
-}
-
-/**
- * CSPRNG bytes drawn from a pooled buffer: one `randomFillSync` per 4 KiB instead of one per
- * token (measured: the per-call cost of small `randomBytes` was over half of seal + open).
- * Every byte is handed out once.
- */
-function pooledRandom(c: NodeCrypto): (length: number) => Uint8Array {
-  const POOL = 4096;
-  const pool = new Uint8Array(POOL);
-  let offset = POOL;
-  return (length) => {
-    if (length > POOL) return new Uint8Array(c.randomBytes(length));
-    if (offset + length > POOL) {
-      c.randomFillSync(pool);
-      offset = 0;
-    }
-    const out = pool.slice(offset, offset + length);
-    offset += length;
-    return out;
-  };
 }
 
 type OneShotHash = (algorithm: string, data: Uint8Array | string, encoding: "buffer") => Buffer;
@@ -111,7 +87,7 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
         return undefined;
       }
     },
-    randomBytes: pooledRandom(c),
+    randomBytes,
   };
 }
 

@@ -21,7 +21,7 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
 
 function mapKeys(value: unknown, rename: (key: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => mapKeys(v, rename));
-  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, mapKeys(v, rename)]));
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [mapKeys(k, rename), mapKeys(v, rename)]));
   if (value instanceof Set) return new Set([...value].map((v) => mapKeys(v, rename)));
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};

@@ -4,3 +4,4 @@ export * from "./results.js";
 export * from "./params.js";
 export * from "./errors.js";
 export { describeZodError } from "./describe.js";
+export * from "./capabilities.js";

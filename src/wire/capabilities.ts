@@ -1,4 +1,7 @@
-import type { Capability } from "./definitions.js";
+/** Client capabilities an ask can need, and an author can branch on with `ctx.can(...)`. */
+export type Capability = "elicitation" | "elicitation.url" | "sampling" | "roots";
+
+export const CAPABILITIES: readonly Capability[] = ["elicitation", "elicitation.url", "sampling", "roots"];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -18,4 +21,16 @@ export function capabilityCheck(declared: unknown): (kind: Capability) => boolea
     roots: isObject(caps.roots),
   };
   return (kind) => can[kind] === true;
+}
+
+/** The capability an embedded request needs. */
+export function capabilityOfRequest(request: { method: string; params?: unknown }): Capability {
+  switch (request.method) {
+    case "elicitation/create":
+      return isObject(request.params) && request.params.mode === "url" ? "elicitation.url" : "elicitation";
+    case "sampling/createMessage":
+      return "sampling";
+    default:
+      return "roots";
+  }
 }

@@ -1,0 +1,144 @@
+import superjson from "superjson";
+import { escapeReservedKeys, unescapeReservedKeys } from "./reserved-keys.js";
+
+/**
+ * The text form of a value a journal records (a step's result, an answer, a time, an id).
+ *
+ * A journal keeps every recorded value as text and hands author code a fresh decoding of that
+ * text, whether the call resumed on this instance or replays on another: what code receives is
+ * then exactly what any replay would give it, and no object the journal holds can be changed
+ * by the code that received it.
+ *
+ * Carried exactly: JSON values, `undefined`, `-0`, `NaN`, `±Infinity`, `bigint`, valid `Date`s,
+ * `Map`s and `Set`s, nested in arrays and objects with any string keys (`__proto__` included).
+ * Plain objects come back with `Object.prototype`; two references to one object come back as
+ * they were (superjson) or as two equal copies (plain JSON) — the same on every path.
+ * Refused, with the path of the offending part: functions, symbols, class instances (they
+ * would lose their prototype and methods), typed arrays, errors, promises, invalid dates,
+ * cycles, sparse arrays, arrays with extra members, symbol keys, nesting deeper than 256.
+ */
+
+/** A value the journal cannot carry exactly; `path` locates the offending part (`$` is the value). */
+export class UnsupportedValueError extends TypeError {
+  override readonly name = "UnsupportedValueError";
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path} is ${problem}`);
+  }
+}
+
+const MAX_DEPTH = 256;
+/** Marks the superjson form; valid JSON text never starts with it. */
+const RICH = "~";
+
+interface Walk {
+  /** Keys from the root to the value being checked (only read to report a failure). */
+  path: Array<string | number>;
+  /** Objects on the current path (cycle detection). */
+  ancestors: Set<object>;
+  reserved: boolean;
+}
+
+function pathText(path: ReadonlyArray<string | number>): string {
+  let out = "$";
+  for (const p of path) out += typeof p === "number" ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
+  return out;
+}
+
+function fail(walk: Walk, problem: string): never {
+  throw new UnsupportedValueError(pathText(walk.path), problem);
+}
+
+function kindOf(value: object): string {
+  const ctor = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor;
+  const name = typeof ctor?.name === "string" && ctor.name !== "" ? ctor.name : "an anonymous class";
+  return `an instance of ${name} (class instances lose their prototype and methods when replayed: return plain data)`;
+}
+
+/** Check `value` is carriable; `true` when plain JSON carries it exactly (no superjson needed). */
+function check(value: unknown, walk: Walk, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case "bigint":
+    case "undefined":
+      return false;
+    case "symbol":
+      return fail(walk, "a symbol");
+    case "function":
+      return fail(walk, `a function${value.name ? ` (${value.name})` : ""}`);
+  }
+  if (value === null) return true;
+  const object = value as object;
+  if (depth > MAX_DEPTH) fail(walk, `nested deeper than ${MAX_DEPTH} levels`);
+  if (walk.ancestors.has(object)) fail(walk, "a cycle (it contains itself)");
+  const proto: unknown = Object.getPrototypeOf(object);
+  walk.ancestors.add(object);
+  let plain = true;
+  const visit = (key: string | number, v: unknown) => {
+    walk.path.push(key);
+    if (!check(v, walk, depth + 1)) plain = false;
+    walk.path.pop();
+  };
+  if (proto === Array.prototype) {
+    const array = object as unknown[];
+    for (let i = 0; i < array.length; i++) {
+      if (!(i in array)) fail(walk, `a sparse array (nothing at index ${i})`);
+      visit(i, array[i]);
+    }
+    if (Object.keys(array).length !== array.length) fail(walk, "an array with members other than its items");
+  } else if (proto === Object.prototype || proto === null) {
+    if (Object.getOwnPropertySymbols(object).length > 0) fail(walk, "an object with symbol keys");
+    for (const key of Object.keys(object)) {
+      if (key === "__proto__" || key === "constructor" || key === "prototype" || key.startsWith("~~")) walk.reserved = true;
+      visit(key, (object as Record<string, unknown>)[key]);
+    }
+  } else if (proto === Date.prototype) {
+    if (Number.isNaN((object as Date).getTime())) fail(walk, "an invalid Date");
+    plain = false;
+  } else if (proto === Map.prototype) {
+    let i = 0;
+    for (const [k, v] of object as Map<unknown, unknown>) {
+      visit(`<Map key #${i}>`, k);
+      visit(`<Map value #${i++}>`, v);
+    }
+    plain = false;
+  } else if (proto === Set.prototype) {
+    let i = 0;
+    for (const v of object as Set<unknown>) visit(`<Set item #${i++}>`, v);
+    plain = false;
+  } else {
+    fail(walk, kindOf(object));
+  }
+  walk.ancestors.delete(object);
+  return plain;
+}
+
+/**
+ * The text of `value` (throws `UnsupportedValueError` for anything it could not carry
+ * exactly). `undefined` is the empty string; plain JSON is its JSON text; anything else is
+ * superjson's form behind a `~`.
+ */
+export function encodeValue(value: unknown): string {
+  if (value === undefined) return "";
+  const walk: Walk = { path: [], ancestors: new Set(), reserved: false };
+  if (check(value, walk, 0)) return JSON.stringify(value);
+  // superjson refuses __proto__ / constructor / prototype keys: escape them (flag x).
+  const escape = walk.reserved;
+  const { json, meta } = superjson.serialize(escape ? escapeReservedKeys(value) : value);
+  return RICH + JSON.stringify(escape ? { j: json, m: meta, x: 1 } : { j: json, m: meta });
+}
+
+/** A fresh value from `encodeValue`'s text: nothing returned is shared with any earlier call. */
+export function decodeValue(text: string): unknown {
+  if (text === "") return undefined;
+  if (!text.startsWith(RICH)) return JSON.parse(text);
+  const rich = JSON.parse(text.slice(1)) as { j: unknown; m?: unknown; x?: 1 };
+  const value = superjson.deserialize({ json: rich.j as never, meta: rich.m as never });
+  return rich.x === 1 ? unescapeReservedKeys(value) : value;
+}
