@@ -1,5 +1,8 @@
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import { callWithInput, ClientError, createFetchSender } from "mcp-yield/client";
+import { createRuntime, resource } from "mcp-yield";
+import { callWithInput, ClientError, createFetchSender, encodeHeaderValue } from "mcp-yield/client";
+import { register } from "mcp-yield/server";
 
 // The fetch sender against canned HTTP responses: what a client gets from odd servers.
 const fakeFetch = (reply: (body: { id: number; params: Record<string, unknown> }, headers: Headers) => Response) => {
@@ -44,9 +47,74 @@ describe("fetch sender", () => {
 
   it("refuses to answer a kind it has no handler for, and never forwards stale answers", async () => {
     const { f, seen } = fakeFetch((b) => json({ jsonrpc: "2.0", id: b.id, result: { resultType: "input_required", inputRequests: { r: { method: "roots/list" } } } }));
-    const send = createFetchSender("http://x/mcp", { capabilities: {}, fetch: f });
+    const send = createFetchSender("http://x/mcp", { capabilities: { roots: {} }, fetch: f });
     await expect(callWithInput(send, "tools/call", { name: "t", inputResponses: { stale: 1 }, requestState: "old" }, {})).rejects.toMatchObject({ reason: "no_handler" });
     expect(seen[0]!.body.params).not.toHaveProperty("inputResponses");
     expect(seen[0]!.body.params).not.toHaveProperty("requestState");
   });
 });
+
+/** A server that answers every round with these inputRequests. */
+const asking = (inputRequests: Record<string, unknown>) => fakeFetch((b) => json({ jsonrpc: "2.0", id: b.id, result: { resultType: "input_required", inputRequests, requestState: "S" } }));
+const question = { method: "elicitation/create", params: { message: "?", requestedSchema: { type: "object", properties: {} } } };
+
+describe("the client loop's own limits", () => {
+  it("answers only kinds the caller declared: an undeclared ask ends the call before any handler runs", async () => {
+    let sampled = 0;
+    const send = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking({ s: { method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } } }).f });
+    const handlers = { sample: () => { sampled++; return { role: "assistant" as const, content: { type: "text" as const, text: "" }, model: "m" }; } };
+    await expect(callWithInput(send, "tools/call", { name: "t" }, handlers)).rejects.toMatchObject({ reason: "undeclared_kind" });
+    expect(sampled).toBe(0);
+    // URL elicitation needs elicitation.url, form mode is not enough.
+    const url = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking({ u: { method: "elicitation/create", params: { mode: "url", message: "go", url: "https://e.com" } } }).f });
+    await expect(callWithInput(url, "tools/call", { name: "t" }, { elicit: () => ({ action: "accept" }) })).rejects.toMatchObject({ reason: "undeclared_kind" });
+  });
+
+  it("caps the asks one round may carry (a server asking 5,000 things gets nothing)", async () => {
+    let answered = 0;
+    const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, question]));
+    const send = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking(many).f });
+    await expect(callWithInput(send, "tools/call", { name: "t" }, { elicit: () => { answered++; return { action: "decline" }; } })).rejects.toMatchObject({ reason: "too_many_asks" });
+    expect(answered).toBe(0);
+    const few = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking({ a: question, b: question, c: question }).f });
+    await expect(callWithInput(few, "tools/call", { name: "t" }, { elicit: () => ({ action: "decline" }) }, { maxAsksPerRound: 2 })).rejects.toMatchObject({ reason: "too_many_asks" });
+  });
+
+  it("aborts the other handlers of a round when one fails", async () => {
+    const send = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking({ fails: question, waits: question }).f });
+    let waited: Promise<string> | undefined;
+    const handlers = {
+      elicit: (_p: unknown, ask: { key: string; signal: AbortSignal }) => {
+        if (ask.key === "fails") return Promise.reject(new Error("user closed the dialog"));
+        waited = new Promise<string>((resolve) => ask.signal.addEventListener("abort", () => resolve(`aborted: ${(ask.signal.reason as Error).message}`)));
+        return waited.then(() => ({ action: "cancel" as const }));
+      },
+    };
+    await expect(callWithInput(send, "tools/call", { name: "t" }, handlers)).rejects.toThrow("user closed the dialog");
+    expect(await waited).toBe("aborted: user closed the dialog");
+  });
+});
+
+describe("Mcp-Name per SEP-2243", () => {
+  it("encodes what a header cannot carry as it is", () => {
+    expect(encodeHeaderValue("book_flight")).toBe("book_flight");
+    expect(encodeHeaderValue("notes://日本")).toBe(`=?base64?${Buffer.from("notes://日本").toString("base64")}?=`);
+    expect(encodeHeaderValue(" padded")).toMatch(/^=\?base64\?/);
+    expect(encodeHeaderValue("line\nbreak")).toMatch(/^=\?base64\?/);
+    expect(encodeHeaderValue("=?base64?abc?=")).toBe(`=?base64?${Buffer.from("=?base64?abc?=").toString("base64")}?=`);
+  });
+
+  it("reads a resource with a non-ASCII uri from the SDK server", async () => {
+    const notes = resource({ uri: "notes://日本", name: "nihon", *run() { return "こんにちは"; } });
+    const runtime = createRuntime({ state: { keys: [{ id: "n", secret: new Uint8Array(32).fill(1) }] } });
+    const app = createMcpHandler(() => {
+      const server = new McpServer({ name: "n", version: "1" });
+      register(server, [notes], { runtime });
+      return server;
+    });
+    const send = createFetchSender("http://x/mcp", { capabilities: {}, fetch: (url, init) => app.fetch(new Request(url, init)) });
+    const result = (await callWithInput(send, "resources/read", { uri: "notes://日本" }, {})) as { contents: Array<{ text: string }> };
+    expect(result.contents[0]!.text).toBe("こんにちは");
+  });
+});
+

@@ -32,8 +32,8 @@ async function sdkClient(autoFulfill: boolean) {
     { name: "test-sdk-client", version: "1.0.0" },
     { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } }, inputRequired: { autoFulfill } },
   );
-  client.setRequestHandler("elicitation/create", async (request) => (await handlers.elicit!(request.params as never, { key: guessKey(request.params), round: 0 })) as never);
-  client.setRequestHandler("sampling/createMessage", async (request) => handlers.sample!(request.params as never, { key: "", round: 0 }) as never);
+  client.setRequestHandler("elicitation/create", async (request) => (await handlers.elicit!(request.params as never, { key: guessKey(request.params), round: 0, signal: AbortSignal.timeout(10_000) })) as never);
+  client.setRequestHandler("sampling/createMessage", async (request) => handlers.sample!(request.params as never, { key: "", round: 0, signal: AbortSignal.timeout(10_000) }) as never);
   client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///work/project", name: "project" }] }));
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
   return client;

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { all, createRuntime, elicit, ProtocolError, step, tool } from "mcp-yield";
-import { accept, simulate } from "mcp-yield/testing";
+import { all, createRuntime, elicit, now, ProtocolError, sample, step, tool } from "mcp-yield";
+import { accept, sampled, simulate, type SimulateOptions } from "mcp-yield/testing";
 import { bookFlight } from "../examples/tools/book-flight.js";
 
 const keys = [{ id: "p", secret: new Uint8Array(32).fill(3) }];
@@ -56,6 +56,72 @@ describe("replay properties", () => {
         expect(sim.rounds).toHaveLength(ops.filter((o) => o.t !== "step").length);
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it("programs that mutate what effects return, branch on ctx.can and record rich values give one result on every path", async () => {
+    type Op =
+      | { t: "step"; rich: boolean }
+      | { t: "mutate"; target: number }
+      | { t: "ask" }
+      | { t: "all"; n: number }
+      | { t: "can"; kind: "sampling" | "roots" }
+      | { t: "now" };
+    const op = fc.oneof(
+      fc.boolean().map<Op>((rich) => ({ t: "step", rich })),
+      fc.nat(20).map<Op>((target) => ({ t: "mutate", target })),
+      fc.constant<Op>({ t: "ask" }),
+      fc.integer({ min: 1, max: 3 }).map<Op>((n) => ({ t: "all", n })),
+      fc.constantFrom<Op>({ t: "can", kind: "sampling" }, { t: "can", kind: "roots" }),
+      fc.constant<Op>({ t: "now" }),
+    );
+    // Odd rounds declare sampling, even rounds do not: ctx.can answers differ between rounds.
+    const capabilities = (round: number) => (round % 2 === 1 ? { elicitation: {}, sampling: {} } : { elicitation: {} });
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 10 }), async (ops) => {
+        const outcomes: string[] = [];
+        for (const options of [{ paths: "resume" }, { paths: "replay" }, { paths: "both" }, { runtime: [createRuntime({ state: { keys } }), createRuntime({ state: { keys } })] }] as SimulateOptions[]) {
+          const runs = new Map<string, number>();
+          const def = tool({
+            name: "mutating",
+            description: "",
+            input: z.object({}),
+            *run(_i, ctx) {
+              const held: Array<{ list: number[]; at?: Date }> = [];
+              const seen: unknown[] = [];
+              for (const [i, o] of ops.entries()) {
+                if (o.t === "step") {
+                  held.push(yield* step(`s${i}`, () => {
+                    runs.set(`s${i}`, (runs.get(`s${i}`) ?? 0) + 1);
+                    return o.rich ? { list: [i], at: new Date(i) } : { list: [i] };
+                  }));
+                } else if (o.t === "mutate") {
+                  const h = held[o.target % Math.max(held.length, 1)];
+                  h?.list.push(h.list.length); // code changes a value an effect returned
+                  h?.at?.setTime(h.at.getTime() + 1);
+                } else if (o.t === "ask") {
+                  const a = yield* elicit(`q${i} ${JSON.stringify(held)}`, z.object({ v: z.string() }));
+                  seen.push(a.action === "accept" ? a.content.v.length : a.action);
+                } else if (o.t === "all") {
+                  const answers = yield* all(Array.from({ length: o.n }, (_, j) => elicit(`q${i}.${j} ${held.length}`, z.object({ v: z.string() }))));
+                  seen.push(answers.map((a) => a.action));
+                } else if (o.t === "can") {
+                  if (ctx.can(o.kind) && o.kind === "sampling") seen.push((yield* sample({ messages: [], maxTokens: 1 })).model);
+                  else seen.push(`no ${o.kind}`);
+                } else {
+                  seen.push(typeof (yield* now()));
+                }
+              }
+              return JSON.stringify({ seen, held });
+            },
+          });
+          const sim = await simulate(def, {}, (req) => (req.method === "sampling/createMessage" ? sampled("s", "model") : accept({ v: (req.params as { message: string }).message })), { ...options, capabilities });
+          expect([...runs.values()].every((n) => n === 1)).toBe(true);
+          outcomes.push(String(sim.result.content[0]!.text));
+        }
+        expect(new Set(outcomes).size).toBe(1);
+      }),
+      { numRuns: 100 },
     );
   });
 

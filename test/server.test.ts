@@ -62,3 +62,26 @@ describe("register on an McpServer with tools of its own", () => {
     expect(String((own.result!.content as Array<{ text: string }>)[0]!.text)).toMatch(/^Booked Rome/);
   });
 });
+
+describe("register when the SDK hides its own handlers", () => {
+  /** An McpServer as a future SDK might be: its handler table moved to a class of its own. */
+  function hidden(server: McpServer): McpServer {
+    const table = new Map<string, unknown>();
+    const moved = { has: (k: string) => table.has(k), get: (k: string) => table.get(k), set: (k: string, v: unknown) => table.set(k, v), delete: (k: string) => table.delete(k) };
+    Object.defineProperty(server.server, "_getRequestHandler", { value: undefined });
+    Object.defineProperty(server.server, "_requestHandlers", { value: moved });
+    return server;
+  }
+
+  it("refuses at registration, naming the SDK-native definitions that would break", () => {
+    const server = hidden(new McpServer({ name: "x", version: "1" }));
+    server.registerTool("plain", { inputSchema: z.object({}) }, async () => ({ content: [] }));
+    expect(() => register(server, [bookFlight], { runtime })).toThrow(/no way to reach its own tools\/call handler, so the SDK-native plain would stop working/);
+  });
+
+  it("registers when every tool is ours", () => {
+    const server = hidden(new McpServer({ name: "x", version: "1" }));
+    expect(() => register(server, [bookFlight], { runtime })).not.toThrow();
+  });
+});
+

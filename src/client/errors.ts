@@ -4,6 +4,9 @@ export type ClientErrorReason =
   | "unknown_result_type"
   | "invalid_result"
   | "no_handler"
+  | "too_many_asks"
+  | "undeclared_kind"
+  | "aborted"
   | "rpc_error"
   | "transport";
 

@@ -41,15 +41,39 @@ async function readResponse(response: Response, id: number): Promise<JsonRpcResp
   throw new ClientError("transport", `HTTP ${response.status}: no JSON-RPC response for request ${id}${text ? `: ${text.slice(0, 200)}` : ""}`);
 }
 
+const SENTINEL_PREFIX = "=?base64?";
+const SENTINEL_SUFFIX = "?=";
+
+/**
+ * A header value per SEP-2243: printable ASCII without surrounding whitespace goes as it is;
+ * anything else — non-ASCII, control characters, leading or trailing whitespace, or a value
+ * that itself looks encoded — as `=?base64?<standard Base64 of its UTF-8>?=`.
+ */
+export function encodeHeaderValue(value: string): string {
+  const plain = /^[\x20-\x7E]*$/.test(value) && !/^[ \t]|[ \t]$/.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX));
+  if (plain) return value;
+  let binary = "";
+  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
+  return `${SENTINEL_PREFIX}${btoa(binary)}${SENTINEL_SUFFIX}`;
+}
+
+/** What `Mcp-Name` mirrors: the task id for `tasks/*`, else the tool/prompt name or resource uri. */
+function nameOf(method: string, params: Record<string, unknown>): string | undefined {
+  const value = method.startsWith("tasks/") ? params.taskId : (params.name ?? params.uri);
+  return typeof value === "string" ? value : undefined;
+}
+
 /**
  * A `Send` over plain `fetch` speaking stateless 2026-07-28 HTTP: every POST carries the
- * `_meta` envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers.
+ * `_meta` envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (the
+ * name encoded per SEP-2243). The returned function also carries the declared `capabilities`,
+ * so `callWithInput` answers only what was declared.
  */
 export function createFetchSender(url: string | URL, options: FetchSenderOptions): Send {
   const doFetch = options.fetch ?? fetch;
   const clientInfo = options.clientInfo ?? { name: "mcp-yield-client", version: "0.1.0" };
   let nextId = 1;
-  return async (method, params) => {
+  const send = async (method: string, params: Record<string, unknown>): Promise<unknown> => {
     const id = nextId++;
     const meta = {
       ...((params._meta as Record<string, unknown> | undefined) ?? {}),
@@ -57,7 +81,7 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
       [CLIENT_INFO_KEY]: clientInfo,
       [CLIENT_CAPABILITIES_KEY]: options.capabilities,
     };
-    const name = typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
+    const name = nameOf(method, params);
     let response: Response;
     try {
       response = await doFetch(url, {
@@ -67,7 +91,7 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
           accept: "application/json, text/event-stream",
           "mcp-protocol-version": PROTOCOL_VERSION,
           "mcp-method": method,
-          ...(name !== undefined ? { "mcp-name": name } : {}),
+          ...(name !== undefined ? { "mcp-name": encodeHeaderValue(name) } : {}),
           ...options.headers,
         },
         body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } }),
@@ -80,4 +104,5 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
     if ("error" in message) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
     return message.result;
   };
+  return Object.assign(send, { capabilities: options.capabilities });
 }

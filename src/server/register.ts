@@ -31,12 +31,32 @@ const unreachable = () => {
   throw new Error("mcp-yield: this handler is replaced by the runtime's dispatcher");
 };
 
+type LowServer = McpServer["server"];
+
+/** The SDK's own handler for `method`, through its protected accessor (or its handler table). */
+function sdkHandler(low: LowServer, method: string): Handler | undefined {
+  const internals = low as unknown as { _getRequestHandler?: (m: string) => Handler | undefined; _requestHandlers?: unknown };
+  if (typeof internals._getRequestHandler === "function") return internals._getRequestHandler.call(low, method);
+  return internals._requestHandlers instanceof Map ? (internals._requestHandlers.get(method) as Handler | undefined) : undefined;
+}
+
+/** Names registered with the SDK's own API for `method` (what an unreachable chain would break). */
+function sdkNativeNames(server: McpServer, method: (typeof MULTI_ROUND)[number]): string[] {
+  const field = method === "tools/call" ? "_registeredTools" : method === "prompts/get" ? "_registeredPrompts" : "_registeredResources";
+  const registered = (server as unknown as Record<string, unknown>)[field];
+  // Unknown layout: assume there may be SDK-native definitions (refusing is the safe side).
+  if (typeof registered !== "object" || registered === null) return ["(definitions of unknown names)"];
+  return Object.keys(registered);
+}
+
 /**
  * Register mcp-yield definitions on an `McpServer`. They are listed by the SDK as usual; their
  * calls go to the runtime through low-level handlers, so a bad `requestState`, a divergence or
  * a missing capability reaches the client as a JSON-RPC error (the SDK's own `tools/call` turns
  * every thrown error into an `isError` result). Tools, prompts and resources registered on the
- * same server with the SDK's own API keep working: unknown names go to the SDK's handler.
+ * same server with the SDK's own API keep working: unknown names go to the SDK's handler. If a
+ * future SDK version hides that handler while SDK-native definitions are registered (register
+ * them before calling this), `register` throws instead of silently breaking them.
  */
 export function register(server: McpServer, definitions: readonly Definition[], options: RegisterOptions): Runtime {
   const runtime: Runtime = "callTool" in options.runtime ? options.runtime : createRuntime(options.runtime);
@@ -59,7 +79,6 @@ export function register(server: McpServer, definitions: readonly Definition[], 
   }
 
   const low = server.server;
-  const handlerTable = (low as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
   const route = <D>(
     method: (typeof MULTI_ROUND)[number],
     table: Map<string, D>,
@@ -67,9 +86,18 @@ export function register(server: McpServer, definitions: readonly Definition[], 
     run: (def: D, params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,
   ) => {
     if (table.size === 0) return;
-    // The SDK's handler for names we do not own. Reading the SDK's handler table is the only
-    // way to chain to it; if a future SDK hides it, unknown names get a plain -32602.
-    const previous = handlerTable instanceof Map ? handlerTable.get(method) : undefined;
+    // The SDK's handler for names we do not own (its McpServer dispatcher). The SDK offers no
+    // public way to chain to it; without one, SDK-native definitions would silently become
+    // "unknown": refuse to register instead.
+    const previous = sdkHandler(low, method);
+    if (previous === undefined) {
+      const native = sdkNativeNames(server, method).filter((n) => !table.has(n));
+      if (native.length > 0) {
+        throw new Error(
+          `mcp-yield register(): this SDK version offers no way to reach its own ${method} handler, so the SDK-native ${native.join(", ")} would stop working. Define them with mcp-yield, or use an SDK version register() supports (@modelcontextprotocol/server 2.4.x).`,
+        );
+      }
+    }
     low.setRequestHandler(method, (async (request: { params: Record<string, unknown> }, ctx: ServerContext) => {
       const name = nameOf(request.params);
       const def = typeof name === "string" ? table.get(name) : undefined;

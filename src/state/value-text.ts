@@ -35,15 +35,19 @@ const RICH = "~";
 
 interface Walk {
   /** Keys from the root to the value being checked (only read to report a failure). */
-  path: Array<string | number>;
+  path: Array<string | number | { at: string }>;
   /** Objects on the current path (cycle detection). */
   ancestors: Set<object>;
   reserved: boolean;
 }
 
-function pathText(path: ReadonlyArray<string | number>): string {
+function pathText(path: Walk["path"]): string {
   let out = "$";
-  for (const p of path) out += typeof p === "number" ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else if (typeof p === "object") out += `.${p.at}`;
+    else out += /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
+  }
   return out;
 }
 
@@ -80,7 +84,7 @@ function check(value: unknown, walk: Walk, depth: number): boolean {
   const proto: unknown = Object.getPrototypeOf(object);
   walk.ancestors.add(object);
   let plain = true;
-  const visit = (key: string | number, v: unknown) => {
+  const visit = (key: Walk["path"][number], v: unknown) => {
     walk.path.push(key);
     if (!check(v, walk, depth + 1)) plain = false;
     walk.path.pop();
@@ -104,13 +108,13 @@ function check(value: unknown, walk: Walk, depth: number): boolean {
   } else if (proto === Map.prototype) {
     let i = 0;
     for (const [k, v] of object as Map<unknown, unknown>) {
-      visit(`<Map key #${i}>`, k);
-      visit(`<Map value #${i++}>`, v);
+      visit({ at: `<Map key #${i}>` }, k);
+      visit({ at: `<Map value #${i++}>` }, v);
     }
     plain = false;
   } else if (proto === Set.prototype) {
     let i = 0;
-    for (const v of object as Set<unknown>) visit(`<Set item #${i++}>`, v);
+    for (const v of object as Set<unknown>) visit({ at: `<Set item #${i++}>` }, v);
     plain = false;
   } else {
     fail(walk, kindOf(object));

@@ -10,4 +10,7 @@ export {
   type SimulateOptions,
   type Simulation,
   type SimulatedRound,
+  type SimulatedError,
+  type SimulatedPaths,
+  SimulatedAuthorError,
 } from "./simulate.js";

@@ -1,4 +1,4 @@
-import { createRuntime, type Runtime } from "../runtime/index.js";
+import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/index.js";
 import type { PromptDefinition, ResourceDefinition, ToolDefinition } from "../runtime/index.js";
 import type { CallToolResult, ClientCapabilities, GetPromptResult, InputRequest, InputRequiredResult, ReadResourceResult } from "../wire/index.js";
 
@@ -12,18 +12,34 @@ export type ScriptedAnswer = unknown | ((request: InputRequest, round: number) =
  */
 export type Answers = Record<string, ScriptedAnswer | ScriptedAnswer[]> | ((request: InputRequest, key: string, round: number) => unknown);
 
+/** How simulate serves each round. */
+export type SimulatedPaths = "replay" | "resume" | "both";
+
 export interface SimulateOptions {
-  /** Declared client capabilities; default: elicitation (form + url), sampling and roots. */
-  capabilities?: ClientCapabilities;
+  /** Declared client capabilities, for every round or per round; default: elicitation (form + url), sampling and roots. */
+  capabilities?: ClientCapabilities | ((round: number) => ClientCapabilities);
   principal?: string;
   /** Give up after this many rounds. Default 50. */
   maxRounds?: number;
   /**
-   * A runtime to use (e.g. with your codec and limits); default: one with an ephemeral key.
-   * A list is used round-robin, one runtime per round, like instances behind a load balancer
-   * (they must share keys).
+   * - `"replay"` (default): every round replays from the sealed state, as when each round lands
+   *   on another instance.
+   * - `"resume"`: the runtime keeps the generator suspended between rounds (the same instance).
+   * - `"both"`: every round resumes, and is then replayed from the state it produced, as another
+   *   instance would, with the asks or result compared (the runtime's `verifyReplay`); any
+   *   difference fails naming the round and the first differing effect.
+   */
+  paths?: SimulatedPaths;
+  /** Options for the runtimes simulate builds (keys, limits, clock, ...); its own defaults otherwise. */
+  runtimeOptions?: Partial<RuntimeOptions>;
+  /**
+   * Your own runtime(s) instead (a list is used round-robin, one per round, like instances behind
+   * a load balancer; they must share keys). `paths` and `runtimeOptions` are then ignored, and
+   * author errors reach that runtime's `onError` rather than the simulation.
    */
   runtime?: Runtime | Runtime[];
+  /** Author failures (a throw in `run` or a step, a bad result): `"throw"` (default) rejects; `"return"` lists them in `errors`. */
+  authorErrors?: "throw" | "return";
 }
 
 export interface SimulatedRound {
@@ -34,6 +50,12 @@ export interface SimulatedRound {
   stateBytes: number;
 }
 
+/** An author failure the runtime reported during a simulation. */
+export interface SimulatedError {
+  error: unknown;
+  info: ErrorInfo;
+}
+
 export interface Simulation<R> {
   /** The final, complete result. */
   result: R;
@@ -41,6 +63,19 @@ export interface Simulation<R> {
   rounds: SimulatedRound[];
   /** The state size per round (same as rounds[i].stateBytes). */
   stateBytes: number[];
+  /** Author failures reported while simulating (only with `authorErrors: "return"`). */
+  errors: SimulatedError[];
+}
+
+/** Author code failed during a simulation; `cause` is what it threw, `info` where. */
+export class SimulatedAuthorError extends Error {
+  override readonly name = "SimulatedAuthorError";
+  constructor(
+    readonly info: ErrorInfo,
+    cause: unknown,
+  ) {
+    super(`${info.method} ${info.target} failed in round ${info.round}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
 }
 
 const ALL_CAPABILITIES: ClientCapabilities = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
@@ -58,28 +93,37 @@ export const roots = (...uris: string[]) => ({ roots: uris.map((uri) => ({ uri }
 
 function scriptFor(answers: Answers) {
   const used = new Map<string, number>();
-  return (request: InputRequest, key: string, round: number): unknown => {
+  const answer = (request: InputRequest, key: string, round: number): unknown => {
     if (typeof answers === "function") return answers(request, key, round);
     if (!Object.hasOwn(answers, key)) {
-      throw new Error(`simulate: no scripted answer for key "${key}" in round ${round} (asked: ${JSON.stringify(request)})`);
+      throw new Error(`simulate: no scripted answer for key "${key}" in round ${round} (asked: ${JSON.stringify(request)}; scripted keys: ${Object.keys(answers).join(", ") || "none"})`);
     }
     const entry = answers[key];
-    let answer: ScriptedAnswer = entry;
+    let scripted: ScriptedAnswer = entry;
     if (Array.isArray(entry)) {
       const n = used.get(key) ?? 0;
       if (n >= entry.length) throw new Error(`simulate: the ${entry.length} scripted answers for key "${key}" ran out in round ${round}`);
-      used.set(key, n + 1);
-      answer = entry[n];
+      scripted = entry[n];
     }
-    return typeof answer === "function" ? (answer as (r: InputRequest, n: number) => unknown)(request, round) : answer;
+    used.set(key, (used.get(key) ?? 0) + 1);
+    return typeof scripted === "function" ? (scripted as (r: InputRequest, n: number) => unknown)(request, round) : scripted;
   };
+  /** Scripted keys no ask ever used: almost always a typo in the test. */
+  const unused = () => (typeof answers === "function" ? [] : Object.keys(answers).filter((k) => !used.has(k)));
+  return { answer, unused };
 }
 
 type ResultOf<D> = D extends ToolDefinition ? CallToolResult : D extends PromptDefinition ? GetPromptResult : ReadResourceResult;
 
+const ephemeralKey = () => [{ id: "sim", secret: crypto.getRandomValues(new Uint8Array(32)) }];
+
 /**
  * Drive a tool, prompt or resource through every round in-process, answering each
  * `inputRequests` entry from `answers`, with the state sealed and opened for real each round.
+ * By default every round replays from its sealed state; `paths: "both"` also checks that
+ * resuming and replaying agree. Rejects when author code fails (unless `authorErrors:
+ * "return"`), when the call does not complete within `maxRounds`, and when a scripted answer's
+ * key was never asked.
  */
 export async function simulate<D extends ToolDefinition | PromptDefinition | ResourceDefinition>(
   def: D,
@@ -87,12 +131,25 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
   answers: Answers = {},
   options: SimulateOptions = {},
 ): Promise<Simulation<ResultOf<D>>> {
+  const errors: SimulatedError[] = [];
+  const paths = options.paths ?? "replay";
   const runtimes = options.runtime === undefined
-    ? [createRuntime({ state: { keys: [{ id: "sim", secret: crypto.getRandomValues(new Uint8Array(32)) }] } })]
+    ? [
+        createRuntime({
+          state: { keys: ephemeralKey() },
+          ...options.runtimeOptions,
+          liveCalls: paths === "replay" ? 0 : (options.runtimeOptions?.liveCalls ?? 1000),
+          verifyReplay: paths === "both" || options.runtimeOptions?.verifyReplay === true,
+          onError: (error, info) => {
+            errors.push({ error, info });
+            options.runtimeOptions?.onError?.(error, info);
+          },
+        }),
+      ]
     : Array.isArray(options.runtime) ? options.runtime : [options.runtime];
   if (runtimes.length === 0) throw new Error("simulate: runtime list is empty");
-  const answer = scriptFor(answers);
-  const info = { clientCapabilities: options.capabilities ?? ALL_CAPABILITIES, ...(options.principal !== undefined ? { principal: options.principal } : {}) };
+  const script = scriptFor(answers);
+  const capabilities = options.capabilities ?? ALL_CAPABILITIES;
   const maxRounds = options.maxRounds ?? 50;
   const rounds: SimulatedRound[] = [];
   let requestState: string | undefined;
@@ -100,6 +157,10 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
 
   for (let round = 1; round <= maxRounds; round++) {
     const runtime = runtimes[(round - 1) % runtimes.length]!;
+    const info = {
+      clientCapabilities: typeof capabilities === "function" ? capabilities(round) : capabilities,
+      ...(options.principal !== undefined ? { principal: options.principal } : {}),
+    };
     const extra = { ...(requestState !== undefined ? { requestState } : {}), ...(inputResponses !== undefined ? { inputResponses } : {}) };
     const result =
       def.type === "tool"
@@ -107,14 +168,21 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
         : def.type === "prompt"
           ? await runtime.getPrompt(def, { name: def.name, arguments: input, ...extra }, info)
           : await runtime.readResource(def, { uri: def.uri, ...extra }, info);
+    if (errors.length > 0 && options.authorErrors !== "return") throw new SimulatedAuthorError(errors[0]!.info, errors[0]!.error);
     if (result.resultType !== "input_required") {
-      return { result: result as ResultOf<D>, rounds, stateBytes: rounds.map((r) => r.stateBytes) };
+      // A call that ended in an author failure may never reach the asks its answers were for.
+      const unused = errors.length === 0 ? script.unused() : [];
+      if (unused.length > 0) {
+        const asked = [...new Set(rounds.flatMap((r) => Object.keys(r.inputRequests)))];
+        throw new Error(`simulate: scripted answers under keys nobody asked: ${unused.map((k) => `"${k}"`).join(", ")} (asked: ${asked.map((k) => `"${k}"`).join(", ") || "nothing"})`);
+      }
+      return { result: result as ResultOf<D>, rounds, stateBytes: rounds.map((r) => r.stateBytes), errors };
     }
     const ir = result as InputRequiredResult;
     const requests = ir.inputRequests ?? {};
     rounds.push({ round, inputRequests: requests, stateBytes: ir.requestState?.length ?? 0 });
     requestState = ir.requestState;
-    inputResponses = Object.fromEntries(Object.entries(requests).map(([key, req]) => [key, answer(req, key, round)]));
+    inputResponses = Object.fromEntries(Object.entries(requests).map(([key, req]) => [key, script.answer(req, key, round)]));
   }
   throw new Error(`simulate: the call did not complete within ${maxRounds} rounds`);
 }

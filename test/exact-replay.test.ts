@@ -1,0 +1,277 @@
+import { isDeepStrictEqual } from "node:util";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { createRuntime, elicit, type Runtime, sample, step, tool } from "mcp-yield";
+import { accept, SimulatedAuthorError, sampled, simulate, type SimulateOptions } from "mcp-yield/testing";
+
+// Issue 9: a round gives the same result resumed, replayed, or replayed on another instance.
+// Every test here runs its call each of these ways and requires the same outcome.
+
+const keys = [{ id: "x", secret: new Uint8Array(32).fill(8) }];
+const textOf = (r: { content: Array<Record<string, unknown>> }) => r.content.map((c) => String(c.text)).join("");
+const Ok = z.object({ ok: z.boolean() });
+
+/** The ways a call's rounds can be served, as simulate options. */
+function servings(): Array<[string, SimulateOptions]> {
+  return [
+    ["resumed on one instance", { paths: "resume" }],
+    ["replayed every round", { paths: "replay" }],
+    ["two instances alternating", { runtime: [createRuntime({ state: { keys } }), createRuntime({ state: { keys } })] }],
+    ["resumed and checked against a replay", { paths: "both" }],
+  ];
+}
+
+describe("snapshot semantics: code never holds what the journal holds", () => {
+  it.each(servings())("mutating a step's result changes neither the question nor the charge (%s)", async (_how, options) => {
+    const charge = tool({
+      name: "charge",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const quote = yield* step("quote", () => ({ amount: 100 }));
+        quote.amount *= 2; // ordinary code: doubles the quote it was given
+        const ok = yield* elicit(`Charge $${quote.amount}?`, Ok, { key: "confirm" });
+        if (ok.action !== "accept") return "cancelled";
+        const again = yield* elicit(`Really charge $${quote.amount}?`, Ok, { key: "really" });
+        quote.amount += 1; // and changes it again after a later ask
+        return again.action === "accept" ? `Charged $${quote.amount}` : "cancelled";
+      },
+    });
+    const sim = await simulate(charge, {}, { confirm: accept({ ok: true }), really: accept({ ok: true }) }, options);
+    expect(sim.rounds.map((r) => (Object.values(r.inputRequests)[0]!.params as { message: string }).message)).toEqual(["Charge $200?", "Really charge $200?"]);
+    expect(textOf(sim.result)).toBe("Charged $201");
+  });
+
+  it.each(servings())("mutating an answer or an all() result does not reach later rounds (%s)", async (_how, options) => {
+    const t = tool({
+      name: "answers",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const first = yield* elicit("name?", z.object({ name: z.string() }), { key: "name" });
+        if (first.action === "accept") first.content.name = first.content.name.toUpperCase();
+        const second = yield* elicit(`hello ${first.action === "accept" ? first.content.name : "?"}, again?`, Ok, { key: "again" });
+        return `${first.action === "accept" ? first.content.name : "-"} ${second.action}`;
+      },
+    });
+    const sim = await simulate(t, {}, { name: accept({ name: "ada" }), again: accept({ ok: true }) }, options);
+    expect(textOf(sim.result)).toBe("ADA accept");
+  });
+});
+
+describe("what steers control flow is recorded", () => {
+  it.each(servings())("a ctx.can branch taken and answered replays the same way when a later round declares less (%s)", async (_how, options) => {
+    const summarize = tool({
+      name: "summarize",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        const draft = ctx.can("sampling")
+          ? textOf({ content: [(yield* sample({ messages: [{ role: "user", content: { type: "text", text: "draft it" } }], maxTokens: 20 }, { key: "draft" })).content as Record<string, unknown>] })
+          : "a plain draft";
+        const ok = yield* elicit(`Send "${draft}"?`, Ok, { key: "send" });
+        return `${ok.action}: ${draft}`;
+      },
+    });
+    // Round 1 and 2 declare sampling; round 3 (answering the question) declares elicitation only.
+    const capabilities = (round: number) => (round < 3 ? { sampling: {}, elicitation: {} } : { elicitation: {} });
+    const sim = await simulate(summarize, {}, { draft: sampled("model text"), send: accept({ ok: true }) }, { ...options, capabilities });
+    expect(textOf(sim.result)).toBe("accept: model text");
+  });
+
+  it("asking is still gated by what this request declares", async () => {
+    const runtime = createRuntime({ state: { keys } });
+    const t = tool({ name: "g", description: "", input: z.object({}), *run(_i, ctx) { if (ctx.can("sampling")) yield* sample({ messages: [], maxTokens: 1 }, { key: "s" }); return "done"; } });
+    const r1 = (await runtime.callTool(t, { name: "g", arguments: {} }, { clientCapabilities: { sampling: {} } })) as { requestState: string };
+    // The next round declares nothing and brings no answer: the recorded branch needs sampling.
+    await expect(runtime.callTool(t, { name: "g", arguments: {}, requestState: r1.requestState }, { clientCapabilities: {} })).rejects.toMatchObject({ code: -32021 });
+  });
+
+  it("ctx.can with an unknown kind is refused", async () => {
+    const t = tool({ name: "u", description: "", input: z.object({}), *run(_i, ctx) { return String(ctx.can("telepathy" as never)); } });
+    await expect(simulate(t)).rejects.toThrow(/unknown capability "telepathy"/);
+  });
+});
+
+describe("a step result the journal cannot carry fails where it is recorded", () => {
+  class Money {
+    constructor(readonly cents: number) {}
+    format() {
+      return `$${(this.cents / 100).toFixed(2)}`;
+    }
+  }
+  const cycle: Record<string, unknown> = { a: 1 };
+  cycle.self = cycle;
+  const cases: Array<[string, () => unknown, RegExp]> = [
+    ["a class instance", () => new Money(12345), /step\("price"\).*\$ is an instance of Money/],
+    ["a class instance inside data", () => ({ total: { amount: new Money(1) } }), /\$\.total\.amount is an instance of Money/],
+    ["a function", () => ({ pay: () => 1 }), /\$\.pay is a function/],
+    ["a symbol", () => [Symbol("x")], /\$\[0\] is a symbol/],
+    ["a cycle", () => cycle, /\$\.self is a cycle/],
+    ["a typed array", () => new Uint8Array(3), /instance of Uint8Array/],
+    ["an invalid date", () => new Date(Number.NaN), /invalid Date/],
+  ];
+  it.each(cases)("%s: an author failure naming the step and the path, on every path", async (_what, value, message) => {
+    const t = tool({
+      name: "price",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const price = yield* step("price", value);
+        yield* elicit("ok?", Ok, { key: "ok" });
+        return String(price);
+      },
+    });
+    for (const [, options] of servings()) {
+      const sim = await simulate(t, {}, { ok: accept({ ok: true }) }, { ...options, authorErrors: "return", ...(options.runtime ? { runtime: undefined } : {}) });
+      expect(sim.result.isError).toBe(true);
+      expect(sim.rounds).toHaveLength(0); // it failed in the round that recorded it
+      expect(String((sim.errors[0]!.error as Error).message)).toMatch(message);
+    }
+  });
+
+  it("what a step may return comes back exactly: Date, Map, Set, BigInt, undefined, -0, NaN, reserved keys", async () => {
+    // A "__proto__" own member, as JSON.parse or a careful author would make it.
+    const value = () => Object.defineProperty({ at: new Date(5), m: new Map([["k", new Set([1n])]]), u: undefined, z: -0, n: Number.NaN, "~~k": 2 }, "__proto__", { value: { x: 1 }, enumerable: true });
+    const seen: unknown[] = [];
+    const t = tool({
+      name: "rich",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const v = yield* step("rich", value);
+        yield* elicit("ok?", Ok, { key: "ok" });
+        seen.push(v);
+        return "ok";
+      },
+    });
+    for (const [, options] of servings()) await simulate(t, {}, { ok: accept({ ok: true }) }, options);
+    expect(seen.length).toBeGreaterThanOrEqual(4); // "both" runs the code a second time to compare
+    for (const v of seen) expect(isDeepStrictEqual(v, value())).toBe(true);
+  });
+});
+
+describe("client input cannot grow the state or crash the server", () => {
+  const info = { clientCapabilities: { elicitation: {}, sampling: {}, roots: {} } };
+
+  it("a valid sampling or roots answer padded with unknown members records only what the runtime understands", async () => {
+    const runtime = createRuntime({ state: { keys } });
+    const seen: unknown[] = [];
+    const t = tool({
+      name: "pad",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const s = yield* sample({ messages: [], maxTokens: 5 }, { key: "s" });
+        seen.push(s);
+        yield* elicit("ok?", Ok, { key: "ok" });
+        return s.model;
+      },
+    });
+    const r1 = (await runtime.callTool(t, { name: "pad", arguments: {} }, info)) as { requestState: string };
+    const padding = "p".repeat(100_000); // twice: 200 KB of unknown members, inside the 256 KiB limit
+    const padded = { role: "assistant", content: { type: "text", text: "hi", padding }, model: "m", padding };
+    const r2 = (await runtime.callTool(t, { name: "pad", arguments: {}, requestState: r1.requestState, inputResponses: { s: padded } }, info)) as { requestState: string };
+    expect(r2.requestState.length).toBeLessThan(1000);
+    expect(seen[0]).toEqual({ role: "assistant", content: { type: "text", text: "hi" }, model: "m" });
+  });
+
+  it("arguments nested 10,000 deep or too large are -32602 with a stable reason, not a stack overflow", async () => {
+    const runtime = createRuntime({ state: { keys } });
+    const t = tool({ name: "any", description: "", input: z.object({ v: z.unknown() }), *run() { return "ran"; } });
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = { d: deep };
+    await expect(runtime.callTool(t, { name: "any", arguments: { v: deep } }, info)).rejects.toMatchObject({ code: -32602, data: { reason: "arguments_too_deep" } });
+    await expect(runtime.callTool(t, { name: "any", arguments: { v: "x".repeat(2 * 1024 * 1024) } }, info)).rejects.toMatchObject({ code: -32602, data: { reason: "arguments_too_large" } });
+  });
+
+  it("the inputResponses byte limit counts keys", async () => {
+    const runtime = createRuntime({ state: { keys } });
+    const t = tool({ name: "k", description: "", input: z.object({}), *run() { return (yield* elicit("?", Ok)).action; } });
+    const responses = Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`${i}`.padEnd(14_000, "k"), {}]));
+    await expect(runtime.callTool(t, { name: "k", arguments: {}, inputResponses: responses }, info)).rejects.toMatchObject({ code: -32602, data: { reason: "input_responses_too_large" } });
+  });
+
+  it("an answer schema that throws is an author failure reported to onError, never a raw -32603", async () => {
+    const errors: unknown[] = [];
+    const runtime = createRuntime({ state: { keys }, onError: (e) => errors.push(e) });
+    const Throws = z.object({ n: z.number().refine(() => { throw new Error("refine exploded"); }) });
+    const t = tool({ name: "r", description: "", input: z.object({}), *run() { return (yield* elicit("n?", Throws, { key: "n" })).action; } });
+    const r1 = (await runtime.callTool(t, { name: "r", arguments: {} }, info)) as { requestState: string };
+    const r2 = await runtime.callTool(t, { name: "r", arguments: {}, requestState: r1.requestState, inputResponses: { n: accept({ n: 1 }) } }, info);
+    expect(r2).toMatchObject({ resultType: "complete", isError: true });
+    expect(String((errors[0] as Error).message)).toMatch(/ask "n": the answer schema threw.*refine exploded/);
+  });
+});
+
+describe("edges", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("without onError, author failures are logged to stderr with the definition, round and stack", async () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const runtime = createRuntime({ state: { keys } });
+    const boom = tool({ name: "boom", description: "", input: z.object({}), *run() { yield* step("s", () => { throw new Error("database down"); }); return ""; } });
+    await runtime.callTool(boom, { name: "boom", arguments: {} }, {});
+    expect(log).toHaveBeenCalledTimes(1);
+    const [where, error] = log.mock.calls[0]!;
+    expect(String(where)).toMatch(/tools\/call boom, round 1/);
+    expect((error as Error).stack).toContain("database down");
+  });
+
+  it("liveCalls and liveCallBytes are validated like the limits (NaN from the environment is refused)", () => {
+    expect(() => createRuntime({ state: { keys }, liveCalls: Number("") - Number.NaN })).toThrow(/liveCalls must be a non-negative integer/);
+    expect(() => createRuntime({ state: { keys }, liveCalls: -1 })).toThrow(/liveCalls/);
+    expect(() => createRuntime({ state: { keys }, liveCallBytes: 1.5 })).toThrow(/liveCallBytes/);
+    expect(() => createRuntime({ state: { keys }, liveCalls: 0 })).not.toThrow();
+  });
+});
+
+describe("the harness", () => {
+  const book = tool({ name: "book", description: "", input: z.object({}), *run() { return (yield* elicit("book?", Ok, { key: "confirm" })).action; } });
+
+  it("reports scripted answers under keys nobody asked", async () => {
+    await expect(simulate(book, {}, { confirm: accept({ ok: true }), confrim: accept({ ok: true }) })).rejects.toThrow(/keys nobody asked: "confrim" \(asked: "confirm"\)/);
+  });
+
+  it("surfaces author errors to the test, or returns them", async () => {
+    const boom = tool({ name: "boom", description: "", input: z.object({}), *run() { yield* step("s", () => { throw new Error("db password is hunter2"); }); return ""; } });
+    const rejected = await simulate(boom).then(() => undefined, (e: unknown) => e);
+    expect(rejected).toBeInstanceOf(SimulatedAuthorError);
+    expect((rejected as SimulatedAuthorError).message).toMatch(/tools\/call boom failed in round 1: db password is hunter2/);
+    const sim = await simulate(boom, {}, {}, { authorErrors: "return" });
+    expect(sim.result.isError).toBe(true);
+    expect((sim.errors[0]!.error as Error).message).toBe("db password is hunter2");
+  });
+
+  it('paths: "both" fails on code that is not deterministic, naming the round, the effect and both values', async () => {
+    let runs = 0;
+    const flaky = tool({
+      name: "flaky",
+      description: "",
+      input: z.object({}),
+      *run() {
+        runs++; // outside step(): differs between the run and its replay
+        const ok = yield* elicit(`Attempt ${runs}?`, Ok, { key: "attempt" });
+        return ok.action;
+      },
+    });
+    await expect(simulate(flaky, {}, { attempt: accept({ ok: true }) }, { paths: "both" })).rejects.toThrow(
+      /Round 1 is not deterministic: replayed from its state, at effect #0 elicit under key "attempt": its message text was "Attempt 1\?" and is now "Attempt 2\?"/,
+    );
+  });
+
+  it('paths: "both" compares final results too', async () => {
+    let runs = 0;
+    const counts = tool({ name: "counts", description: "", input: z.object({}), *run() { return `run ${++runs}`; } });
+    await expect(simulate(counts, {}, {}, { paths: "both" })).rejects.toThrow(/Round 1 is not deterministic: the round's result was .*run 1.*, replayed it is .*run 2/);
+  });
+
+  it("the development double-run on a server reports to onError and answers -32603 nondeterministic", async () => {
+    const errors: unknown[] = [];
+    const runtime: Runtime = createRuntime({ state: { keys }, verifyReplay: true, onError: (e) => errors.push(e) });
+    let n = 0;
+    const t = tool({ name: "t", description: "", input: z.object({}), *run() { return String((yield* elicit(`q${n++}`, Ok)).action); } });
+    await expect(runtime.callTool(t, { name: "t", arguments: {} }, { clientCapabilities: { elicitation: {} } })).rejects.toMatchObject({ code: -32603, data: { reason: "nondeterministic", round: 1, index: 0 } });
+    expect(errors).toHaveLength(1);
+  });
+});

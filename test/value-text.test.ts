@@ -1,0 +1,87 @@
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decodeValue, encodeValue, UnsupportedValueError } from "mcp-yield";
+
+// Everything the journal carries must come back exactly, and decode must hand out fresh objects.
+
+const key = fc.oneof(fc.string(), fc.constantFrom("__proto__", "constructor", "prototype", "~~a", "~~~~b", "$", ""));
+const leaf = fc.oneof(
+  fc.string(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.double(), // includes -0, NaN, ±Infinity
+  fc.integer(),
+  fc.bigInt(),
+  fc.date({ noInvalidDate: true }),
+);
+const { value } = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    leaf,
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.array(fc.tuple(key, tie("value")), { maxLength: 4 }).map((entries) => {
+      const o: Record<string, unknown> = {};
+      // defineProperty: a "__proto__" key is an own member, as JSON.parse would make it
+      for (const [k, v] of entries) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+      return o;
+    }),
+    fc.array(fc.tuple(tie("value"), tie("value")), { maxLength: 3 }).map((entries) => new Map(entries)),
+    fc.array(tie("value"), { maxLength: 3 }).map((items) => new Set(items)),
+  ),
+}));
+
+describe("journal value text", () => {
+  it("round-trips every carriable value exactly, and encoding its decoding gives the same text (property)", () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        const text = encodeValue(v);
+        const back = decodeValue(text);
+        // isDeepStrictEqual: Object.is on numbers, prototypes, Maps, Sets, Dates, own "constructor" keys
+        expect(isDeepStrictEqual(back, v)).toBe(true);
+        expect(encodeValue(back)).toBe(text);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("hands out a fresh object every time", () => {
+    const text = encodeValue({ a: { b: [1] }, d: new Date(0) });
+    const one = decodeValue(text) as { a: { b: number[] }; d: Date };
+    one.a.b.push(2);
+    one.d.setTime(5);
+    expect(decodeValue(text)).toStrictEqual({ a: { b: [1] }, d: new Date(0) });
+  });
+
+  it("refuses what it cannot carry, naming the path", () => {
+    class Money {
+      cents = 1;
+    }
+    const cases: Array<[unknown, string]> = [
+      [new Money(), "$ is an instance of Money"],
+      [{ list: [1, { f() {} }] }, "$.list[1].f is a function (f)"],
+      [{ "a b": Symbol("s") }, '$["a b"] is a symbol'],
+      [new Map([["k", new Error("x")]]), "$.<Map value #0> is an instance of Error"],
+      [[1, , 3], "$ is a sparse array (nothing at index 1)"],
+      [Object.assign([1], { extra: 2 }), "$ is an array with members other than its items"],
+      [{ [Symbol("k")]: 1 }, "$ is an object with symbol keys"],
+      [Promise.resolve(1), "$ is an instance of Promise"],
+    ];
+    for (const [v, message] of cases) {
+      expect(() => encodeValue(v)).toThrow(UnsupportedValueError);
+      expect(() => encodeValue(v)).toThrow(message);
+    }
+    let deep: unknown = 1;
+    for (let i = 0; i < 300; i++) deep = [deep];
+    expect(() => encodeValue(deep)).toThrow(/nested deeper than 256/);
+  });
+
+  it("two references to one object come back the same way on every decoding", () => {
+    const shared = { n: 1 };
+    const text = encodeValue({ a: shared, b: shared, d: new Date(0) });
+    const x = decodeValue(text) as { a: object; b: object };
+    const y = decodeValue(text) as { a: object; b: object };
+    expect(x.a === x.b).toBe(y.a === y.b);
+  });
+});
