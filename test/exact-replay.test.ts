@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createRuntime, elicit, type Runtime, sample, step, tool } from "mcp-yield";
+import { LiveCalls, liveCallBytes } from "../src/runtime/live-calls.js";
 import { accept, SimulatedAuthorError, sampled, simulate, type SimulateOptions } from "mcp-yield/testing";
 
 // Issue 9: a round gives the same result resumed, replayed, or replayed on another instance.
@@ -216,6 +217,25 @@ describe("edges", () => {
     const [where, error] = log.mock.calls[0]!;
     expect(String(where)).toMatch(/tools\/call boom, round 1/);
     expect((error as Error).stack).toContain("database down");
+  });
+
+  it("live calls are bounded by bytes and by expiry, and eviction only means the next round replays", async () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, abort: new AbortController(), payload: {} as never });
+    let now = 1000;
+    const calls = new LiveCalls(100, 3 * liveCallBytes("t".repeat(100)), () => now);
+    const owner = {};
+    for (let i = 0; i < 5; i++) calls.put(`${i}`.repeat(100), entry(owner), 2000);
+    expect(calls.size).toBe(3); // the byte budget holds three: the two oldest were dropped
+    expect(calls.bytes).toBeLessThanOrEqual(3 * liveCallBytes("t".repeat(100)));
+    expect(calls.take("0".repeat(100), owner)).toBeUndefined();
+    now = 2000; // the states have expired
+    expect(calls.take("4".repeat(100), owner)).toBeUndefined();
+    // A runtime whose budget holds nothing still completes every call, by replaying.
+    let runs = 0;
+    const t = tool({ name: "ev", description: "", input: z.object({}), *run() { runs++; const a = yield* elicit("a?", Ok, { key: "a" }); const b = yield* elicit("b?", Ok, { key: "b" }); return `${a.action} ${b.action}`; } });
+    const sim = await simulate(t, {}, { a: accept({ ok: true }), b: accept({ ok: true }) }, { runtime: createRuntime({ state: { keys }, liveCallBytes: 1 }) });
+    expect(textOf(sim.result)).toBe("accept accept");
+    expect(runs).toBe(3); // replayed from the top each round
   });
 
   it("liveCalls and liveCallBytes are validated like the limits (NaN from the environment is refused)", () => {
