@@ -1,3 +1,4 @@
 export * from "./wire/index.js";
 export * from "./state/index.js";
 export * from "./runtime/index.js";
+export * from "./store/index.js";

@@ -1,0 +1,122 @@
+import { createClient } from "redis";
+import { type Store, StoreError, storeOption } from "./store.js";
+
+/** The part of a node-redis client the store uses (any node-redis ≥ 4 has it). */
+export interface RedisCommandClient {
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
+export interface RedisStoreOptions {
+  /** A connected node-redis client you own (the store never closes it), or… */
+  client?: RedisCommandClient;
+  /** …a URL (`redis://host:port/db`) the store connects to and owns. */
+  url?: string;
+  /** Prefix of every key, so several applications or test runs can share a server. Default `mcp-yield:`. */
+  prefix?: string;
+  /**
+   * Time limit of every operation, connecting included. Past it the operation fails with
+   * `StoreError("store_unavailable")`: a request then gets a clear error, never a hang.
+   * Default 1000 ms.
+   */
+  timeoutMs?: number;
+}
+
+// Compare-and-swap on the exact value, atomically on the server.
+const SWAP = `local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
+return 0`;
+
+/**
+ * A store on a Redis server, shared by every instance pointed at it. Each operation is one
+ * round trip (compare-and-swap is a Lua script); an unreachable, closed or slow server fails
+ * the operation within `timeoutMs` with `StoreError("store_unavailable")`, and commands are
+ * never queued while disconnected (a queued write could land after the caller gave up).
+ */
+export async function createRedisStore(options: RedisStoreOptions): Promise<Store> {
+  const timeoutMs = storeOption("timeoutMs", options.timeoutMs, 1000);
+  const prefix = options.prefix ?? "mcp-yield:";
+  if ((options.client === undefined) === (options.url === undefined)) throw new TypeError("createRedisStore: give exactly one of client or url");
+  let owned: ReturnType<typeof createClient> | undefined;
+  let client: RedisCommandClient;
+  if (options.client !== undefined) {
+    client = options.client;
+  } else {
+    owned = createClient({
+      url: options.url!,
+      disableOfflineQueue: true,
+      socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2000) },
+    });
+    // node-redis emits "error" on every failed reconnect; unheard, it would crash the process.
+    owned.on("error", () => {});
+    await bounded(owned.connect(), timeoutMs, `connecting to ${redact(options.url!)}`).catch(async (error: unknown) => {
+      await owned?.destroy();
+      throw error;
+    });
+    client = owned as unknown as RedisCommandClient;
+  }
+
+  const run = (args: string[]) => bounded(client.sendCommand(args), timeoutMs, args[0]!);
+  let swapSha: string | undefined;
+  const ms = (ttlMs: number) => String(storeOption("ttlMs", Math.ceil(ttlMs), 1));
+
+  return {
+    async get(key) {
+      const value = await run(["GET", prefix + key]);
+      return typeof value === "string" ? value : undefined;
+    },
+    async add(key, value, ttlMs) {
+      return (await run(["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
+    },
+    async swap(key, expected, value, ttlMs) {
+      const args = ["1", prefix + key, expected, value, ms(ttlMs)];
+      if (swapSha === undefined) swapSha = String(await run(["SCRIPT", "LOAD", SWAP]));
+      try {
+        return (await run(["EVALSHA", swapSha, ...args])) === 1;
+      } catch (error) {
+        // The server lost its script cache (a restart, SCRIPT FLUSH): send the script itself.
+        if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
+        return (await run(["EVAL", SWAP, ...args])) === 1;
+      }
+    },
+    async set(key, value, ttlMs) {
+      await run(["SET", prefix + key, value, "PX", ms(ttlMs)]);
+    },
+    async delete(key) {
+      await run(["DEL", prefix + key]);
+    },
+    async schedule(index, member, atMs) {
+      await run(["ZADD", prefix + index, String(atMs), member]);
+    },
+    async unschedule(index, member) {
+      await run(["ZREM", prefix + index, member]);
+    },
+    async due(index, nowMs, limit) {
+      const members = await run(["ZRANGE", prefix + index, "-inf", String(nowMs), "BYSCORE", "LIMIT", "0", String(limit)]);
+      return Array.isArray(members) ? members.map(String) : [];
+    },
+    async close() {
+      if (owned?.isOpen) await owned.close();
+      else await owned?.destroy();
+    },
+  };
+}
+
+/** A URL without its password, for messages. */
+function redact(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, "//***@");
+}
+
+/** `promise`, or a `store_unavailable` error once `ms` have passed or the client failed. */
+function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreError("store_unavailable", `Redis did not answer ${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([
+    promise.catch((error: unknown) => {
+      if (error instanceof StoreError) throw error;
+      throw new StoreError("store_unavailable", `Redis failed ${what}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }),
+    timeout,
+  ]).finally(() => clearTimeout(timer));
+}

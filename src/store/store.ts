@@ -1,0 +1,49 @@
+/**
+ * The one place for what instances must share: task records (and, with issue 11, redeemed
+ * states and spilled journals). Deliberately small — strings under keys, every write with a
+ * time to live, and the three atomic operations the runtime's transitions need — so that an
+ * in-memory map and a Redis server implement it the same way.
+ */
+export interface Store {
+  /** The value under `key`, or `undefined` (absent or expired). */
+  get(key: string): Promise<string | undefined>;
+  /** Write `value` only if `key` is absent; `true` when written. */
+  add(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Replace the value only if it is exactly `expected` now; `true` when replaced (compare-and-swap). */
+  swap(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Write unconditionally. */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** Put `member` in the due-time `index` at `atMs` (moving it if it was there). */
+  schedule(index: string, member: string, atMs: number): Promise<void>;
+  unschedule(index: string, member: string): Promise<void>;
+  /** Up to `limit` members of `index` whose time is `nowMs` or earlier, earliest first. */
+  due(index: string, nowMs: number, limit: number): Promise<string[]>;
+  /** Release connections and timers. */
+  close(): Promise<void>;
+}
+
+/** Why a store operation failed. Stable strings: they appear as `data.reason` on the wire. */
+export type StoreErrorReason = "store_unavailable" | "store_full";
+
+/**
+ * The store could not do what was asked: unreachable or too slow (`store_unavailable`), or
+ * the in-memory store is at its byte bound (`store_full`). Nothing was written.
+ */
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+  constructor(
+    readonly reason: StoreErrorReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A positive integer option, or a clear error naming it. */
+export function storeOption(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v <= 0) throw new TypeError(`${name} must be a positive integer, got ${String(value)}`);
+  return v;
+}
