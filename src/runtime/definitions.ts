@@ -53,6 +53,21 @@ export interface ToolContent {
 
 type ToolReturn<O> = [O] extends [undefined] ? string | ToolError | ToolContent : O | ToolError;
 
+/**
+ * Whether a tool runs as an MCP task (tasks extension), decided per request:
+ * - `"never"` (default): always in the foreground (plain rounds);
+ * - `"optional"`: a task when the request declares the extension, the foreground otherwise;
+ * - `"required"`: a task; a request that does not declare the extension gets `-32021`.
+ */
+export type TaskSupport = "never" | "optional" | "required";
+
+/**
+ * Where a task-run call becomes a task: at its `"start"` (default: the first request already
+ * answers with a `CreateTaskResult`), or at its first `yield* runAsTask()` (`"runAsTask"`:
+ * plain rounds first, e.g. to gather input, then a task).
+ */
+export type TaskFrom = "start" | "runAsTask";
+
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown> {
   readonly type: "tool";
   readonly name: string;
@@ -62,6 +77,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown
   readonly output: z.ZodType | undefined;
   /** Changing it invalidates states minted by other versions (they get a divergence error). */
   readonly version: string | undefined;
+  readonly task: TaskSupport;
+  readonly taskFrom: TaskFrom;
   run(input: z.output<I>, ctx: RunContext): RunGenerator<R>;
 }
 
@@ -82,9 +99,17 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
   input: I;
   output?: O;
   version?: string;
+  /** Whether the tool may or must run as an MCP task (default `"never"`). */
+  task?: TaskSupport;
+  /** Where a task-run call becomes a task (default `"start"`). */
+  taskFrom?: TaskFrom;
   run: (input: z.output<I>, ctx: RunContext) => RunGenerator<ToolReturn<O extends z.ZodType ? z.output<O> : undefined>>;
 }): ToolDefinition<I, ToolReturn<O extends z.ZodType ? z.output<O> : undefined>> {
-  return { type: "tool", ...common("tool", spec), title: spec.title, description: spec.description, input: spec.input, output: spec.output };
+  const task = spec.task ?? "never";
+  if (task !== "never" && task !== "optional" && task !== "required") throw new TypeError(`tool "${spec.name}": task must be "never", "optional" or "required"`);
+  const taskFrom = spec.taskFrom ?? "start";
+  if (taskFrom !== "start" && taskFrom !== "runAsTask") throw new TypeError(`tool "${spec.name}": taskFrom must be "start" or "runAsTask"`);
+  return { type: "tool", ...common("tool", spec), title: spec.title, description: spec.description, input: spec.input, output: spec.output, task, taskFrom };
 }
 
 export interface PromptArgument {

@@ -20,6 +20,8 @@ function label(t: Traced): string {
     case "now":
     case "uuid":
       return `${effect.kind}()`;
+    case "task":
+      return "runAsTask()";
     default:
       return `${effect.kind === "all" ? "all(...)" : effect.kind} under key "${key}"`;
   }
@@ -63,7 +65,7 @@ export function describeChange(then: Traced | undefined, now: Traced | undefined
     }
     return undefined;
   }
-  if (a.kind === "step" || a.kind === "now" || a.kind === "uuid" || a.kind === "all") return undefined;
+  if (a.kind === "step" || a.kind === "now" || a.kind === "uuid" || a.kind === "all" || a.kind === "task") return undefined;
   const change = paramChange(a, b as AskEffect);
   return change === undefined ? undefined : `${label(then)}: ${change}`;
 }

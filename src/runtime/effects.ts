@@ -73,15 +73,19 @@ export interface AllEffect {
   readonly kind: "all";
   readonly asks: readonly AskEffect[] | Readonly<Record<string, AskEffect>>;
 }
+export interface TaskEffect {
+  readonly kind: "task";
+  readonly message: string | undefined;
+}
 /** Everything a `run` generator may yield. */
-export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect;
+export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect;
 
 /** A helper generator for one ask: usable with `yield*` or inside `all(...)`. */
 export type Ask<R> = Generator<AskEffect, R, unknown>;
 /** A helper generator for any effect. */
 export type Op<R> = Generator<Effect, R, unknown>;
 
-const EFFECT_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots", "step", "now", "uuid", "all"]);
+const EFFECT_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots", "step", "now", "uuid", "all", "task"]);
 const ASK_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots"]);
 
 /** Whether a yielded value is one of our effects. */
@@ -151,6 +155,19 @@ export function* step<T>(name: string, fn: (signal: AbortSignal) => T | Promise<
 /** The current time in ms, recorded so every replay sees the same value. */
 export function* now(): Op<number> {
   return (yield { kind: "now" }) as number;
+}
+
+/**
+ * From here on, this call runs as an MCP task (tasks extension) — if the tool allows one
+ * (`task: "optional" | "required"`, with `taskFrom: "runAsTask"`) and this request declared
+ * the extension. The client then gets a `CreateTaskResult` and follows the rest through
+ * `tasks/get`; asks after this point reach it as the task's `input_required`. Yields whether
+ * the call is now a task (`false`: it goes on in the foreground). `statusMessage` is shown on
+ * the task while it works.
+ */
+export function* runAsTask(statusMessage?: string): Op<boolean> {
+  if (statusMessage !== undefined && typeof statusMessage !== "string") throw new TypeError("runAsTask: statusMessage must be a string");
+  return (yield { kind: "task", message: statusMessage }) as boolean;
 }
 
 /** A random UUID, recorded so every replay sees the same value. */

@@ -16,6 +16,8 @@ export {
   type ResourceReturn,
   type ToolContent,
   type ToolError,
+  type TaskSupport,
+  type TaskFrom,
 } from "./definitions.js";
 export {
   elicit,
@@ -25,6 +27,7 @@ export {
   step,
   now,
   uuid,
+  runAsTask,
   all,
   form,
   isEffect,
@@ -37,7 +40,8 @@ export {
   type ElicitUrlOutcome,
 } from "./effects.js";
 export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "./elicitation-schema.js";
-export { DivergenceError, MissingCapabilityError } from "./errors.js";
+export { DivergenceError, MissingCapabilityError, NondeterminismError } from "./errors.js";
+export type { TaskOptions } from "./tasks/engine.js";
 export {
   createRuntime,
   type Runtime,
@@ -48,4 +52,5 @@ export {
   type ToolCallResult,
   type PromptGetResult,
   type ResourceReadResult,
+  type TaskAck,
 } from "./runtime.js";

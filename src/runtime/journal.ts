@@ -52,6 +52,7 @@ export function fingerprintOf(effect: Effect, key: string | undefined): string {
       return `step:${effect.name}`;
     case "now":
     case "uuid":
+    case "task":
       return effect.kind;
     case "all": {
       const parts = Array.isArray(effect.asks)
@@ -90,6 +91,8 @@ export function describeFingerprint(fp: string | undefined): string {
     case "now":
     case "uuid":
       return `${kind}()`;
+    case "task":
+      return "runAsTask()";
     case "can":
       return `ctx.can("${name}")`;
     default:

@@ -31,10 +31,10 @@ export const liveCallBytes = (token: string): number => LIVE_CALL_OVERHEAD_BYTES
  * removes, so a generator is never resumed twice — a repeated round, a parallel retry or a round
  * landing on another instance simply replays from the journal, which is always in the state.
  */
-export class LiveCalls {
+export class LiveCalls<T extends { owner: object } = LiveCall> {
   // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
   // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
-  private readonly calls = new Map<string, { token: string; call: LiveCall; expiresAt: number; bytes: number }>();
+  private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number }>();
   private used = 0;
 
   constructor(
@@ -43,7 +43,7 @@ export class LiveCalls {
     private readonly now: () => number = Date.now,
   ) {}
 
-  put(token: string, call: LiveCall, expiresAt: number): void {
+  put(token: string, call: T, expiresAt: number): void {
     const bytes = liveCallBytes(token);
     if (this.maxCalls <= 0 || bytes > this.maxBytes) return;
     const key = token.slice(-32);
@@ -58,7 +58,7 @@ export class LiveCalls {
     }
   }
 
-  take(token: string, owner: object): LiveCall | undefined {
+  take(token: string, owner: object): T | undefined {
     const key = token.slice(-32);
     const entry = this.calls.get(key);
     if (entry === undefined || entry.token !== token) return undefined;

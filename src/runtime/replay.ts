@@ -31,6 +31,17 @@ export interface RoundInput {
   verify?: { pending: string | undefined };
   /** Collects what the code did at each journal position (to name what changed). */
   trace?: Map<number, Traced>;
+  /**
+   * What `runAsTask()` does past the journal: `"foreground"` (default) records that the call
+   * stays in the foreground; `"become"` records that it becomes a task and ends the round there
+   * (outcome `task`); `"inside"` (the call already is a task) records it and goes on.
+   */
+  task?: "foreground" | "become" | "inside";
+  /**
+   * Called after each step's result is recorded, before the code goes on: a task persists its
+   * journal here, so a step that completed is never run again after a crash. A throw ends the round.
+   */
+  onStep?: (records: readonly JournalRecord[]) => Promise<void>;
 }
 
 /** What the code did at one journal position, for divergence messages. */
@@ -44,13 +55,18 @@ export interface Suspended {
   generator: RunGenerator<unknown>;
   /** The journal up to (not including) the pending effect — what the sealed state holds. */
   records: JournalRecord[];
-  pending: { effect: Effect; key: string | undefined; fp: string };
+  /** The effect to take up again (an ask); absent when the generator goes on with `send`. */
+  pending?: { effect: Effect; key: string | undefined; fp: string };
+  /** What the generator receives next when there is no pending effect. */
+  send?: unknown;
   /** Asks the call made before the pending one (numbers the default keys). */
   asks: number;
 }
 
 export type RoundOutcome =
   | { type: "complete"; value: unknown; journal: JournalRecord[] }
+  /** The call became a task at `runAsTask()` (recorded last in `journal`). */
+  | { type: "task"; journal: JournalRecord[]; message: string | undefined; suspended: Suspended }
   | {
       type: "input_required";
       inputRequests: Record<string, InputRequest>;
@@ -140,7 +156,7 @@ export class Round {
     const { journal } = input;
     const generator = this.resume ? this.resume.generator : this.startGenerator();
     let pending = this.resume?.pending;
-    let send: unknown;
+    let send: unknown = this.resume?.send;
     for (;;) {
       let effect: Effect;
       let key: string | undefined;
@@ -185,6 +201,16 @@ export class Round {
         case "uuid":
           text = encodeValue(input.randomUUID());
           break;
+        case "task": {
+          const mode = input.task ?? "foreground";
+          text = mode === "foreground" ? "false" : "true";
+          if (mode === "become") {
+            this.records.push([fp, text]);
+            this.index++;
+            return { type: "task", journal: this.records, message: effect.message, suspended: { generator, records: this.records, send: true, asks: this.asks } };
+          }
+          break;
+        }
         case "all": {
           const result = this.collect(effect, key!, fp, generator);
           if (result.type !== "done") return result;
@@ -199,6 +225,7 @@ export class Round {
       }
       this.records.push([fp, text]);
       this.index++;
+      if (effect.kind === "step" && input.onStep) await input.onStep(this.records);
       send = decodeValue(text);
     }
   }
@@ -250,6 +277,7 @@ export class Round {
       case "step":
       case "now":
       case "uuid":
+      case "task":
         return undefined;
       case "all":
         return defaultKey("all", this.asks++);

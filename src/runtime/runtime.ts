@@ -1,9 +1,17 @@
 import type { z } from "zod";
 import { canonicalJson, createStateCodec, digestOf, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
+import { createMemoryStore, type Store, StoreError } from "../store/index.js";
 import {
   type CallToolResult,
   callToolParams,
   capabilityCheck,
+  type CreateTaskResult,
+  declaresExtension,
+  type GetTaskResult,
+  TASKS_EXTENSION,
+  TASKS_REQUIRED_CAPABILITIES,
+  taskIdParams,
+  updateTaskParams,
   describeZodError,
   ErrorCode,
   type GetPromptResult,
@@ -14,13 +22,14 @@ import {
   readResourceParams,
 } from "../wire/index.js";
 import { CallContext } from "./call-context.js";
-import type { PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
+import type { Definition, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
 import { AuthorCodeError, DivergenceError, NondeterminismError } from "./errors.js";
-import { type StatePayload, statePayload } from "./journal.js";
+import { type JournalRecord, type StatePayload, statePayload } from "./journal.js";
 import { type LiveCall, LiveCalls } from "./live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
-import { Round, type RoundOutcome, type Traced } from "./replay.js";
+import { Round, type RoundOutcome, type Suspended, type Traced } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
+import { createTaskEngine, type TaskEngine, type TaskOptions } from "./tasks/engine.js";
 import { checkReplay } from "./verify.js";
 
 /** What the transport knows about the request, beyond its params. */
@@ -41,6 +50,8 @@ export interface ErrorInfo {
   round: number;
   /** The call's id (the same in every round of one call). */
   callId: string;
+  /** Set when the error came from a task's background run (`round` is then 0). */
+  taskId?: string;
 }
 
 export interface RuntimeLimits {
@@ -88,9 +99,21 @@ export interface RuntimeOptions {
    * and the first differing effect. Code between effects runs twice.
    */
   verifyReplay?: boolean;
+  /**
+   * Where tasks are kept (tasks extension), shared by every instance that should answer their
+   * `tasks/*` requests. Default: an in-memory store, which serves one instance.
+   */
+  store?: Store;
+  /** Task timing: lifetime, suggested poll interval, lease, sweep, cancel grace (see `TaskOptions`). */
+  tasks?: TaskOptions;
 }
 
-export type ToolCallResult = CallToolResult | InputRequiredResult;
+export type ToolCallResult = CallToolResult | InputRequiredResult | CreateTaskResult;
+
+/** The empty acknowledgement of `tasks/update` and `tasks/cancel`. */
+export interface TaskAck {
+  resultType: "complete";
+}
 export type PromptGetResult = GetPromptResult | InputRequiredResult;
 export type ResourceReadResult = ReadResourceResult | InputRequiredResult;
 
@@ -103,6 +126,21 @@ export interface Runtime {
   getPrompt(def: PromptDefinition, params: unknown, request?: RequestInfo): Promise<PromptGetResult>;
   /** Run one round of `resources/read`. */
   readResource(def: ResourceDefinition, params: unknown, request?: RequestInfo): Promise<ResourceReadResult>;
+  /**
+   * Definitions this runtime may have to run without a request naming them — a task taken over
+   * from an instance that died. `register` tells it; call it yourself without `register`.
+   */
+  define(defs: readonly Definition[]): void;
+  /** `tasks/get`: the task with its per-status fields. */
+  getTask(params: unknown, request?: RequestInfo): Promise<GetTaskResult>;
+  /** `tasks/update`: answers for the task's outstanding asks (others are ignored). */
+  updateTask(params: unknown, request?: RequestInfo): Promise<TaskAck>;
+  /** `tasks/cancel`: cooperative — `ctx.signal` aborts; the task ends `cancelled` within the cancel grace. */
+  cancelTask(params: unknown, request?: RequestInfo): Promise<TaskAck>;
+  /** Settles once every task run this instance started has ended (tests, graceful shutdown). */
+  idle(): Promise<void>;
+  /** Stop background work: task runs in progress release their lease for another instance. */
+  close(): Promise<void>;
 }
 
 const invalidParams = (message: string, reason: string, extra?: Record<string, unknown>) =>
@@ -115,7 +153,7 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: stri
 }
 
 /** One call's shared parts, whatever the method. */
-interface CallSpec<R> {
+interface CallSpec<R, T = never> {
   /** The definition being run (live generators are only resumed under the same one). */
   owner: object;
   binding: StateBinding;
@@ -127,6 +165,8 @@ interface CallSpec<R> {
   shape: (value: unknown) => R;
   /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
   onAuthorFailure: () => R;
+  /** Set when the call may become a task at `runAsTask()`: hands it over to the task engine. */
+  becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; resume: { suspended: Suspended; context: CallContext; abort: AbortController } }) => Promise<T>;
 }
 
 /** The call a state belongs to; the arguments digest is computed once for open and seal. */
@@ -137,6 +177,20 @@ function bindingFor(method: StateBinding["method"], target: string, args: Record
 }
 
 const PAYLOAD_LIMIT_REASON = "state_too_large";
+
+/** A store failure, as the JSON-RPC error a client gets: a server-side problem, clearly named. */
+function storeFailure(error: StoreError): ProtocolError {
+  return new ProtocolError(ErrorCode.InternalError, error.reason === "store_full" ? "The server's store is full; try again later" : "The server's store is unavailable; try again later", { reason: error.reason });
+}
+
+/** `-32021` for a request that did not declare the tasks extension. */
+function tasksNotDeclared(what: string): ProtocolError {
+  return new ProtocolError(
+    ErrorCode.MissingClientCapability,
+    `${what} needs the tasks extension, which this request did not declare: add extensions["${TASKS_EXTENSION}"] = {} to its clientCapabilities`,
+    { requiredCapabilities: TASKS_REQUIRED_CAPABILITIES },
+  );
+}
 
 /** Errors nobody handled are still seen: the definition, round and stack on stderr. */
 function logError(error: unknown, info: ErrorInfo): void {
@@ -183,6 +237,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       // a failing error hook must not turn a handled failure into a crash
     }
   };
+  let engine: TaskEngine | undefined;
+  /** The task engine, made on first use (a runtime that never runs a task starts no timer). */
+  const tasks = () => (engine ??= createTaskEngine({ store: options.store ?? createMemoryStore(), options: options.tasks ?? {}, report, clock }));
+  /** Store failures become a clear JSON-RPC error instead of escaping as an internal one. */
+  async function storeSafe<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof StoreError) throw storeFailure(error);
+      throw error;
+    }
+  }
 
   /** Verify the token (integrity, expiry, binding); its data is not trusted as a journal yet. */
   function verifyState(token: string, binding: StateBinding): unknown {
@@ -234,7 +300,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   /** A result as comparable text, or why shaping it failed (for the double-run). */
-  const shapeText = <R>(spec: CallSpec<R>) => (value: unknown): string => {
+  const shapeText = <R, T>(spec: CallSpec<R, T>) => (value: unknown): string => {
     try {
       return canonicalJson(spec.shape(value));
     } catch (error) {
@@ -242,7 +308,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
   };
 
-  async function run<R>(spec: CallSpec<R>, request: RequestInfo): Promise<R | InputRequiredResult> {
+  async function run<R, T = never>(spec: CallSpec<R, T>, request: RequestInfo): Promise<R | InputRequiredResult | T> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
     if (spec.requestState !== undefined) {
@@ -273,6 +339,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         signal: abort.signal,
         randomUUID: randomUuid,
         clock,
+        task: spec.becomeTask ? "become" : "foreground",
         ...(trace ? { trace } : {}),
       },
       resumed?.suspended,
@@ -283,6 +350,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     try {
       outcome = await current.run();
     } catch (error) {
+      // Author code that throws a ProtocolError asks for exactly that JSON-RPC error.
+      if (error instanceof AuthorCodeError && error.cause instanceof ProtocolError) throw error.cause;
       if (error instanceof AuthorCodeError) {
         report(error.cause, info);
         return spec.onAuthorFailure();
@@ -292,6 +361,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     } finally {
       ctx.leave();
       unlink();
+    }
+    if (outcome.type === "task") {
+      return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, resume: { suspended: outcome.suspended, context: ctx, abort } }));
     }
     const check = trace && { round, start: spec.start, principal: spec.binding.principal, callId, declared, trace };
     if (outcome.type === "complete") {
@@ -322,7 +394,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.
       const sealed = journalOf(verifyState(requestState, spec.binding), spec.version);
-      const expected = { type: "input_required" as const, journal: sealed.j, outstanding: sealed.o, partial: sealed.p ?? {}, pending: outcome.suspended.pending.fp, inputRequests: canonicalJson(outcome.inputRequests) };
+      const expected = { type: "input_required" as const, journal: sealed.j, outstanding: sealed.o, partial: sealed.p ?? {}, pending: outcome.suspended.pending!.fp, inputRequests: canonicalJson(outcome.inputRequests) };
       await checked(checkReplay(check, expected, shapeText(spec)), info);
     }
     // A call whose signal fired is not resumed: its next round replays with a fresh one.
@@ -354,7 +426,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       checkArguments(args);
       const input = def.input.safeParse(args);
       if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
-      return run<CallToolResult>(
+      // A task only when this request declared the extension; a tool that needs one refuses others.
+      const declared = declaresExtension(request.clientCapabilities, TASKS_EXTENSION);
+      if (def.task === "required" && !declared) throw tasksNotDeclared(`Tool "${def.name}" runs only as a task and`);
+      const asTask = def.task !== "never" && declared;
+      const startTask = (from: { journal: JournalRecord[]; callId: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext; abort: AbortController } }) =>
+        tasks().start({ def, args, principal: request.principal, caps: request.clientCapabilities, journal: from.journal, callId: from.callId, ...(from.message !== undefined ? { message: from.message } : {}), ...(from.resume ? { resume: from.resume } : {}) });
+      // A task from its start: the first request already answers with the task.
+      if (asTask && def.taskFrom === "start" && params.requestState === undefined) return storeSafe(() => startTask({ journal: [], callId: randomUuid() }));
+      return run<CallToolResult, CreateTaskResult>(
         {
           owner: def,
           binding: bindingFor("tools/call", def.name, args, request.principal),
@@ -364,6 +444,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           start: (ctx) => def.run(input.data, ctx),
           shape: (value) => shapeToolResult(def, value),
           onAuthorFailure: () => errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`),
+          ...(asTask && def.taskFrom === "runAsTask" ? { becomeTask: startTask } : {}),
         },
         request,
       );
@@ -405,6 +486,34 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         },
         request,
       );
+    },
+    define(defs) {
+      tasks().define(defs.filter((d): d is ToolDefinition => d.type === "tool"));
+    },
+    async getTask(rawParams, request = {}) {
+      // The capability gate comes before the task id is even looked up.
+      if (!declaresExtension(request.clientCapabilities, TASKS_EXTENSION)) throw tasksNotDeclared("tasks/get");
+      const { taskId } = parseOrThrow(taskIdParams, rawParams, "tasks/get params");
+      return storeSafe(() => tasks().get(taskId, request.principal));
+    },
+    async updateTask(rawParams, request = {}) {
+      if (!declaresExtension(request.clientCapabilities, TASKS_EXTENSION)) throw tasksNotDeclared("tasks/update");
+      const { taskId, inputResponses } = parseOrThrow(updateTaskParams, rawParams, "tasks/update params");
+      const responses = ownResponses(inputResponses);
+      await storeSafe(() => tasks().update(taskId, responses, request.principal));
+      return { resultType: "complete" };
+    },
+    async cancelTask(rawParams, request = {}) {
+      if (!declaresExtension(request.clientCapabilities, TASKS_EXTENSION)) throw tasksNotDeclared("tasks/cancel");
+      const { taskId } = parseOrThrow(taskIdParams, rawParams, "tasks/cancel params");
+      await storeSafe(() => tasks().cancel(taskId, request.principal));
+      return { resultType: "complete" };
+    },
+    async idle() {
+      await engine?.idle();
+    },
+    async close() {
+      await engine?.close();
     },
   };
 }

@@ -23,6 +23,12 @@ export function capabilityCheck(declared: unknown): (kind: Capability) => boolea
   return (kind) => can[kind] === true;
 }
 
+/** Whether declared clientCapabilities name the extension `id` (`extensions[id]` an object). */
+export function declaresExtension(declared: unknown, id: string): boolean {
+  const extensions = isObject(declared) ? declared.extensions : undefined;
+  return isObject(extensions) && Object.hasOwn(extensions, id) && isObject(extensions[id]);
+}
+
 /** The capability an embedded request needs. */
 export function capabilityOfRequest(request: { method: string; params?: unknown }): Capability {
   switch (request.method) {

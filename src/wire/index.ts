@@ -5,3 +5,4 @@ export * from "./params.js";
 export * from "./errors.js";
 export { describeZodError } from "./describe.js";
 export * from "./capabilities.js";
+export * from "./tasks.js";

@@ -14,6 +14,8 @@ export const clientCapabilities = z.looseObject({
   elicitation: z.looseObject({ form: z.looseObject({}).optional(), url: z.looseObject({}).optional() }).optional(),
   sampling: z.looseObject({}).optional(),
   roots: z.looseObject({}).optional(),
+  /** Extensions the client supports, by id (e.g. `io.modelcontextprotocol/tasks`). */
+  extensions: z.record(z.string(), z.looseObject({})).optional(),
 });
 export type ClientCapabilities = z.infer<typeof clientCapabilities>;
 

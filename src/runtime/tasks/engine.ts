@@ -1,0 +1,425 @@
+import { encodeBase64url, randomBytes, randomUuid } from "../../state/index.js";
+import { type Store, StoreError } from "../../store/index.js";
+import { capabilityCheck, type CreateTaskResult, ErrorCode, type GetTaskResult, ProtocolError } from "../../wire/index.js";
+import { CallContext } from "../call-context.js";
+import type { ToolDefinition } from "../definitions.js";
+import { AuthorCodeError } from "../errors.js";
+import type { JournalRecord } from "../journal.js";
+import { LiveCalls } from "../live-calls.js";
+import { Round, type RoundOutcome, type Suspended } from "../replay.js";
+import { errorToolResult, ResultShapeError, shapeToolResult } from "../results.js";
+import type { ErrorInfo } from "../runtime.js";
+import { createResultOf, detailedTaskOf, isTerminal, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
+
+export interface TaskOptions {
+  /** How long a task and its outcome are kept, from its creation (its `ttlMs`). Default 1 hour. */
+  ttlMs?: number;
+  /** The polling interval suggested to clients (`pollIntervalMs`). Default 500 ms. */
+  pollIntervalMs?: number;
+  /**
+   * How long an instance's claim on a running task lasts without renewal (renewed while it runs).
+   * If the instance dies, another one takes the task over within `leaseMs + sweepMs`. Default 10 s.
+   */
+  leaseMs?: number;
+  /** How often each instance looks for tasks whose lease ran out. Default `leaseMs / 2`. */
+  sweepMs?: number;
+  /** After `tasks/cancel`, how long the task's code has to stop before it is marked cancelled anyway. Default 2 s. */
+  cancelGraceMs?: number;
+}
+
+/** A call about to become a task. */
+export interface StartTask {
+  def: ToolDefinition;
+  args: Record<string, unknown>;
+  principal: string | undefined;
+  /** The clientCapabilities of the request starting it: they gate the task's asks. */
+  caps: unknown;
+  callId: string;
+  /** What the call did before it became a task (empty when it is a task from its start). */
+  journal: JournalRecord[];
+  message?: string;
+  /** The generator to go on with (the round that reached `runAsTask()` on this instance). */
+  resume?: Parked;
+}
+
+/** A generator and the per-call objects it closed over, kept between runs on one instance. */
+interface Parked {
+  suspended: Suspended;
+  context: CallContext;
+  abort: AbortController;
+}
+
+export interface TaskEngine {
+  /** Tools this instance can run when it takes a task over without a request naming them. */
+  define(defs: readonly ToolDefinition[]): void;
+  start(task: StartTask): Promise<CreateTaskResult>;
+  get(taskId: string, principal: string | undefined): Promise<GetTaskResult>;
+  /** Deliver answers keyed by wire key; keys not outstanding are ignored. */
+  update(taskId: string, responses: ReadonlyMap<string, unknown>, principal: string | undefined): Promise<void>;
+  cancel(taskId: string, principal: string | undefined): Promise<void>;
+  /** Settles once every run this instance started has ended. */
+  idle(): Promise<void>;
+  /** Stop sweeping; runs in progress stop and release their lease for another instance. */
+  close(): Promise<void>;
+}
+
+interface Deps {
+  store: Store;
+  options: TaskOptions;
+  report: (error: unknown, info: ErrorInfo) => void;
+  clock: () => number;
+}
+
+const LEASES = "task-leases";
+const keyOf = (id: string) => `task:${id}`;
+
+/** Why a run stopped without an outcome of its own. */
+class Stop extends Error {
+  constructor(readonly why: "cancelled" | "lost" | "shutdown") {
+    super(`task run stopped: ${why}`);
+  }
+}
+
+/** The task was not found — or belongs to someone else, which must look the same. */
+const unknownTask = (id: string) => new ProtocolError(ErrorCode.InvalidParams, `Unknown task: ${id}`, { reason: "unknown_task" });
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v <= 0) throw new TypeError(`tasks.${name} must be a positive integer, got ${String(value)}`);
+  return v;
+}
+
+/**
+ * Tasks on a store: every transition is a compare-and-swap on the task's record, so two
+ * instances never both act on one state (two `tasks/update`s completing the same asks: one
+ * wins, one sees the task working and acknowledges). A running task holds a lease it renews;
+ * each step's result is written before the code goes on, so an instance that dies loses at
+ * most the step in flight, which the instance taking over runs again (same call id, same
+ * `ctx.idempotencyKey`).
+ */
+export function createTaskEngine({ store, options, report, clock }: Deps): TaskEngine {
+  const ttlMs = positive("ttlMs", options.ttlMs, 60 * 60 * 1000);
+  const pollMs = positive("pollIntervalMs", options.pollIntervalMs, 500);
+  const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
+  const sweepMs = positive("sweepMs", options.sweepMs, Math.max(1, Math.floor(leaseMs / 2)));
+  const graceMs = positive("cancelGraceMs", options.cancelGraceMs, 2000);
+  // Heartbeats read the record this often: a cancel reaches a run on another instance this fast.
+  const beatMs = Math.max(1, Math.min(500, Math.floor(leaseMs / 4)));
+  const me = randomUuid();
+  const defs = new Map<string, ToolDefinition>();
+  const parked = new LiveCalls<Parked & { owner: object }>(1000, 16 * 1024 * 1024, clock);
+  const running = new Map<string, { cancel: () => void; shutdown: () => void }>();
+  const runs = new Set<Promise<void>>();
+  let sweeper: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
+
+  const lease = () => ({ owner: me, until: clock() + leaseMs });
+  const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
+  const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - clock());
+
+  async function load(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
+    const raw = await store.get(keyOf(id));
+    if (raw === undefined) return undefined;
+    const parsed = taskRecord.safeParse(JSON.parse(raw));
+    if (!parsed.success) throw new Error(`task ${id}: the stored record is not a task record this version understands`);
+    return { raw, record: parsed.data };
+  }
+
+  /**
+   * Apply `change` to the task's record atomically: read, change, compare-and-swap, again on a
+   * conflict. `change` returns the new record, or `false` to leave it. Returns the record as it
+   * now is (`undefined`: no such task) and whether this call wrote it.
+   */
+  async function update(id: string, change: (r: TaskRecord) => TaskRecord | false): Promise<{ record: TaskRecord | undefined; written: boolean }> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const current = await load(id);
+      if (current === undefined) return { record: undefined, written: false };
+      const next = change(current.record);
+      if (next === false) return { record: current.record, written: false };
+      const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: clock() };
+      if (await store.swap(keyOf(id), current.raw, JSON.stringify(written), storeTtl(written))) {
+        // The lease index follows the lease (best effort: a stale entry is only re-checked).
+        if (written.lease && written.status === "working") await store.schedule(LEASES, id, written.lease.until);
+        else if (current.record.lease) await store.unschedule(LEASES, id);
+        return { record: written, written: true };
+      }
+    }
+    throw new StoreError("store_unavailable", `task ${id}: too many concurrent writers`);
+  }
+
+  /** Whether this instance runs `r` now (and nothing ended or cancelled it). */
+  const owned = (r: TaskRecord) => r.status === "working" && r.lease?.owner === me && r.cancel !== true;
+
+  const finish = (id: string, outcome: Partial<TaskRecord> & { status: TaskRecord["status"] }) =>
+    update(id, (r) => {
+      if (isTerminal(r.status)) return false;
+      // A cancel that was acknowledged wins over an outcome that arrived after it.
+      if (r.cancel === true && outcome.status !== "cancelled") return { ...r, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
+      if (outcome.status !== "cancelled" && r.lease?.owner !== me) return false;
+      const { lease: _lease, park: _park, ...rest } = r;
+      return { ...rest, waiting: [], answers: {}, ...outcome };
+    });
+
+  function launch(record: TaskRecord, resume: Parked | undefined): void {
+    const run = drive(record, resume).catch((error: unknown) => report(error, infoOf(record)));
+    runs.add(run);
+    void run.finally(() => runs.delete(run));
+  }
+
+  /** Run the task (leased by this instance) until it parks on asks or ends. */
+  async function drive(record: TaskRecord, resume: Parked | undefined): Promise<void> {
+    const id = record.id;
+    const def = defs.get(record.tool);
+    if (def === undefined) {
+      // Another deployment's tool: let an instance that has it take the task over.
+      await update(id, (r) => (r.lease?.owner === me ? { ...r, lease: { owner: me, until: 0 } } : false));
+      report(new Error(`task ${id}: this instance has no tool "${record.tool}"; released for another instance`), infoOf(record));
+      return;
+    }
+    if (def.version !== record.version) {
+      await finish(id, { status: "failed", message: "The tool changed", error: { code: ErrorCode.InvalidParams, message: `The tool "${def.name}" changed version (from ${JSON.stringify(record.version ?? null)} to ${JSON.stringify(def.version ?? null)}) while the task ran`, data: { reason: "journal_divergence" } } });
+      return;
+    }
+    const input = def.input.safeParse(record.args);
+    if (!input.success) {
+      await finish(id, { status: "failed", message: "Invalid arguments", error: { code: ErrorCode.InvalidParams, message: `The task's arguments no longer fit the tool "${def.name}"`, data: { reason: "invalid_arguments" } } });
+      return;
+    }
+    const abort = resume?.abort ?? new AbortController();
+    const context = resume?.context ?? new CallContext(record.principal, record.call, abort.signal);
+    let stop: Stop | undefined;
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const halt = (why: Stop["why"]) => {
+      if (stop) return;
+      stop = new Stop(why);
+      abort.abort(stop);
+      if (why === "cancelled") grace = setTimeout(() => void finish(id, { status: "cancelled", message: "Cancelled" }).catch(() => {}), graceMs);
+    };
+    running.set(id, { cancel: () => halt("cancelled"), shutdown: () => halt("shutdown") });
+
+    const heartbeat = setInterval(() => {
+      void (async () => {
+        const current = (await load(id))?.record;
+        if (current === undefined || isTerminal(current.status) || current.lease?.owner !== me) return halt("lost");
+        if (current.cancel === true) return halt("cancelled");
+        if (current.lease.until - clock() < leaseMs / 2) await update(id, (r) => (owned(r) ? { ...r, lease: lease() } : false));
+      })().catch(() => {
+        // A store that does not answer: the lease runs out and another instance takes over.
+      });
+    }, beatMs);
+
+    const round = new Round(
+      {
+        start: () => def.run(input.data, context),
+        journal: record.journal,
+        outstanding: record.outstanding,
+        partial: record.partial,
+        responses: new Map(Object.entries(record.answers)),
+        declared: capabilityCheck(record.caps),
+        signal: abort.signal,
+        randomUUID: randomUuid,
+        clock,
+        task: "inside",
+        onStep: async (records) => {
+          const saved = await update(id, (r) => (owned(r) ? { ...r, journal: records.slice(), lease: lease() } : false));
+          if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
+          if (stop) throw stop;
+        },
+      },
+      resume?.suspended,
+    );
+    try {
+      let outcome: RoundOutcome;
+      context.enter(round);
+      try {
+        outcome = await round.run();
+      } finally {
+        context.leave();
+      }
+      if (stop) throw stop;
+      if (outcome.type === "complete") {
+        let result;
+        try {
+          result = shapeToolResult(def, outcome.value);
+        } catch (error) {
+          if (!(error instanceof ResultShapeError)) throw error;
+          report(error, infoOf(record));
+          result = errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`);
+        }
+        await finish(id, { status: "completed", message: undefined, result, journal: outcome.journal });
+      } else if (outcome.type === "input_required") {
+        await park(record, def, outcome, { suspended: outcome.suspended, context, abort });
+      }
+    } catch (error) {
+      await settleFailure(record, def, error, stop);
+    } finally {
+      clearInterval(heartbeat);
+      clearTimeout(grace);
+      running.delete(id);
+    }
+  }
+
+  async function settleFailure(record: TaskRecord, def: ToolDefinition, error: unknown, stop: Stop | undefined): Promise<void> {
+    const id = record.id;
+    if (stop?.why === "cancelled" || (error instanceof Stop && error.why === "cancelled")) {
+      await finish(id, { status: "cancelled", message: "Cancelled" });
+    } else if (stop?.why === "lost" || (error instanceof Stop && error.why === "lost")) {
+      // Someone else runs it (or it ended): nothing to write.
+    } else if (stop?.why === "shutdown") {
+      await update(id, (r) => (owned(r) ? { ...r, lease: { owner: me, until: 0 } } : false));
+    } else if (error instanceof StoreError) {
+      report(error, infoOf(record)); // the lease runs out; another instance takes over
+    } else if (error instanceof AuthorCodeError && !(error.cause instanceof ProtocolError)) {
+      // Like a foreground call: the tool failed, the model sees an isError result.
+      report(error.cause, infoOf(record));
+      await finish(id, { status: "completed", message: undefined, result: errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`) });
+    } else {
+      const protocol = error instanceof AuthorCodeError ? (error.cause as ProtocolError) : error instanceof ProtocolError ? error : undefined;
+      if (protocol === undefined) report(error, infoOf(record));
+      const failure = protocol?.toJSON() ?? { code: ErrorCode.InternalError, message: "Internal error" };
+      await finish(id, { status: "failed", message: failure.message, error: failure });
+    }
+  }
+
+  /** The task waits for answers: new asks get wire keys never used before in this task. */
+  async function park(record: TaskRecord, def: ToolDefinition, outcome: Extract<RoundOutcome, { type: "input_required" }>, generator: Parked): Promise<void> {
+    const nonce = encodeBase64url(randomBytes(16));
+    const parkedNow = await update(record.id, (r) => {
+      if (!owned(r)) return false;
+      const used = new Set(r.used);
+      const waiting = Object.entries(outcome.inputRequests).map(([key, request]) => {
+        const wire = wireKeyFor(key, used);
+        used.add(wire);
+        return { wire, key, fp: outcome.outstanding[key]!, request };
+      });
+      const { lease: _lease, ...rest } = r;
+      return { ...rest, status: "input_required", message: "Waiting for input", journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial ?? {}, waiting, answers: {}, used: [...used], park: nonce };
+    });
+    if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs);
+    else if (parkedNow.record?.cancel === true) await finish(record.id, { status: "cancelled", message: "Cancelled" });
+  }
+
+  /** Take over a working task whose lease ran out (its instance died or shut down). */
+  async function takeOver(id: string): Promise<void> {
+    const now = clock();
+    const taken = await update(id, (r) => (r.status === "working" && r.cancel !== true && (r.lease === undefined || r.lease.until <= now) ? { ...r, lease: lease() } : false));
+    if (taken.written && taken.record) launch(taken.record, undefined);
+    else if (taken.record === undefined || isTerminal(taken.record.status) || taken.record.status === "input_required") await store.unschedule(LEASES, id);
+    else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await finish(id, { status: "cancelled", message: "Cancelled" });
+  }
+
+  function ensureSweeper(): void {
+    if (sweeper !== undefined || closed) return;
+    sweeper = setInterval(() => {
+      void (async () => {
+        for (const id of await store.due(LEASES, clock(), 25)) await takeOver(id);
+      })().catch(() => {
+        // The store is unreachable now; the next sweep tries again.
+      });
+    }, sweepMs);
+    sweeper.unref?.();
+  }
+
+  async function owning(id: string, principal: string | undefined): Promise<TaskRecord> {
+    const found = await load(id);
+    if (found === undefined || found.record.principal !== principal) throw unknownTask(id);
+    return found.record;
+  }
+
+  return {
+    define(list) {
+      for (const def of list) if (def.task !== "never") defs.set(def.name, def);
+    },
+
+    async start(task) {
+      defs.set(task.def.name, task.def);
+      ensureSweeper();
+      const now = clock();
+      const record: TaskRecord = {
+        v: 1,
+        id: encodeBase64url(randomBytes(16)),
+        rev: 0,
+        tool: task.def.name,
+        ...(task.def.version !== undefined ? { version: task.def.version } : {}),
+        args: task.args,
+        ...(task.principal !== undefined ? { principal: task.principal } : {}),
+        call: task.callId,
+        caps: task.caps ?? {},
+        status: "working",
+        ...(task.message !== undefined ? { message: task.message } : {}),
+        created: now,
+        updated: now,
+        ttlMs,
+        pollMs,
+        journal: task.journal,
+        outstanding: {},
+        waiting: [],
+        answers: {},
+        partial: {},
+        used: [],
+        lease: lease(),
+      };
+      // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
+      if (!(await store.add(keyOf(record.id), JSON.stringify(record), ttlMs))) throw new Error("task id collision");
+      await store.schedule(LEASES, record.id, record.lease!.until);
+      launch(record, task.resume);
+      return createResultOf(record);
+    },
+
+    async get(id, principal) {
+      const record = await owning(id, principal);
+      if (record.status === "working" && record.lease !== undefined && record.lease.until <= clock()) void takeOver(id).catch(() => {});
+      return detailedTaskOf(record);
+    },
+
+    async update(id, responses, principal) {
+      await owning(id, principal);
+      const result = await update(id, (r) => {
+        if (r.status !== "input_required") return false;
+        const answers = { ...r.answers };
+        let changed = false;
+        for (const w of r.waiting) {
+          if (responses.has(w.wire) && !Object.hasOwn(answers, w.key)) {
+            answers[w.key] = responses.get(w.wire);
+            changed = true;
+          }
+        }
+        if (!changed) return false;
+        const complete = r.waiting.every((w) => Object.hasOwn(answers, w.key));
+        return complete ? { ...r, answers, status: "working", message: undefined, lease: lease() } : { ...r, answers };
+      });
+      if (result.written && result.record?.status === "working") {
+        ensureSweeper();
+        const def = defs.get(result.record.tool);
+        const resume = result.record.park && def ? parked.take(`${id}.${result.record.park}`, def) : undefined;
+        launch(result.record, resume);
+      }
+    },
+
+    async cancel(id, principal) {
+      await owning(id, principal);
+      const now = clock();
+      const result = await update(id, (r) => {
+        if (isTerminal(r.status) || r.cancel === true) return false;
+        const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > now;
+        return runningElsewhere ? { ...r, cancel: true } : { ...r, cancel: true, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
+      });
+      // Running here: stop it now rather than at the next heartbeat.
+      if (result.written) running.get(id)?.cancel();
+    },
+
+    async idle() {
+      while (runs.size > 0) await Promise.allSettled([...runs]);
+    },
+
+    async close() {
+      closed = true;
+      if (sweeper !== undefined) clearInterval(sweeper);
+      for (const run of running.values()) run.shutdown();
+      // Code that ignores its signal is not waited for past the grace period.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...runs]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { z } from "zod";
+import type { CallToolResult, CreateTaskResult, GetTaskResult, InputRequest, TaskStatus } from "../../wire/index.js";
+
+/**
+ * A task as the store keeps it: everything any instance needs to answer `tasks/*` and to run
+ * the call — the definition's name and version, its arguments, the journal, the asks
+ * outstanding and the answers collected so far, who holds the lease, and the outcome. Parsed
+ * with zod whenever it is read back (the store is a boundary like the wire).
+ */
+export const taskRecord = z.object({
+  /** Record format. */
+  v: z.literal(1),
+  id: z.string(),
+  /** Revision: +1 on every write (the compare-and-swap is on the whole text). */
+  rev: z.number().int().nonnegative(),
+  tool: z.string(),
+  version: z.string().optional(),
+  args: z.record(z.string(), z.unknown()),
+  /** The principal the task belongs to (another one's `tasks/*` finds no such task). */
+  principal: z.string().optional(),
+  /** The call id: the root of `ctx.idempotencyKey`, the same before and after the task started. */
+  call: z.string(),
+  /** The client capabilities declared by the request that started the task (they gate its asks). */
+  caps: z.unknown(),
+  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
+  message: z.string().optional(),
+  created: z.number(),
+  updated: z.number(),
+  ttlMs: z.number().int().positive(),
+  pollMs: z.number().int().positive(),
+  journal: z.array(z.tuple([z.string(), z.string()])),
+  /** Every ask outstanding at the park (runtime key → fingerprint), answered ones of an `all` included. */
+  outstanding: z.record(z.string(), z.string()),
+  /** The asks the task is parked on: wire key (unique for the task's life) → runtime key, fingerprint, request. */
+  waiting: z.array(z.object({ wire: z.string(), key: z.string(), fp: z.string(), request: z.unknown() })),
+  /** Answers received for `waiting` asks so far, by runtime key (validated when the task uses them). */
+  answers: z.record(z.string(), z.unknown()),
+  /** Valid answers kept for a partly answered `all(...)` (value texts). */
+  partial: z.record(z.string(), z.string()),
+  /** Every wire key ever issued. */
+  used: z.array(z.string()),
+  /** Who runs the task now, until when. */
+  lease: z.object({ owner: z.string(), until: z.number() }).optional(),
+  cancel: z.literal(true).optional(),
+  /** Marks the generator parked live on the instance that parked it (a resume instead of a replay). */
+  park: z.string().optional(),
+  result: z.record(z.string(), z.unknown()).optional(),
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
+});
+export type TaskRecord = z.infer<typeof taskRecord>;
+
+export const isTerminal = (status: TaskStatus): boolean => status === "completed" || status === "failed" || status === "cancelled";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function envelope(r: TaskRecord) {
+  return {
+    taskId: r.id,
+    status: r.status,
+    ...(r.message !== undefined ? { statusMessage: r.message } : {}),
+    createdAt: iso(r.created),
+    lastUpdatedAt: iso(r.updated),
+    ttlMs: r.ttlMs,
+    pollIntervalMs: r.pollMs,
+  };
+}
+
+/** The `CreateTaskResult` `tools/call` answers once the record exists. */
+export function createResultOf(r: TaskRecord): CreateTaskResult {
+  return { resultType: "task", ...envelope(r) };
+}
+
+/** The asks still unanswered, as `inputRequests`. */
+export function openAsks(r: TaskRecord): Record<string, InputRequest> {
+  return Object.fromEntries(r.waiting.filter((w) => !Object.hasOwn(r.answers, w.key)).map((w) => [w.wire, w.request as InputRequest]));
+}
+
+/** What `tasks/get` answers: the task with the fields of its status. */
+export function detailedTaskOf(r: TaskRecord): GetTaskResult {
+  const base = { resultType: "complete" as const, ...envelope(r) };
+  switch (r.status) {
+    case "input_required":
+      return { ...base, status: r.status, inputRequests: openAsks(r) } as GetTaskResult;
+    case "completed":
+      // The inlined result carries resultType: the official requester validates it as a
+      // 2026-07-28 CallToolResult (and would treat a tool error as a failed outcome without it).
+      return { ...base, status: r.status, result: { ...(r.result as CallToolResult), resultType: "complete" } } as GetTaskResult;
+    case "failed":
+      return { ...base, status: r.status, error: r.error ?? { code: -32603, message: "The task failed" } } as GetTaskResult;
+    default:
+      return { ...base, status: r.status } as GetTaskResult;
+  }
+}
+
+/**
+ * A wire key for the runtime key `key` that no ask of this task ever used: the key itself the
+ * first time, then `key~2`, `key~3`, ... (an ask asked again after an invalid answer, or a
+ * loop asking under one explicit key). Keys stay unique for the task's whole life.
+ */
+export function wireKeyFor(key: string, used: ReadonlySet<string>): string {
+  if (!used.has(key)) return key;
+  for (let n = 2; ; n++) if (!used.has(`${key}~${n}`)) return `${key}~${n}`;
+}
