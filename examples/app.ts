@@ -2,14 +2,24 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
-import { createRuntime, parseKeyRing, type Runtime, type StateKey } from "mcp-yield";
+import { createMemoryStore, createRuntime, parseKeyRing, type Runtime, type StateKey, type Store } from "mcp-yield";
+import { createRedisStore } from "mcp-yield/redis";
 import { register } from "mcp-yield/server";
 import { bookFlight } from "./tools/book-flight.js";
 import { conformanceFixtures } from "./tools/conformance.js";
+import { generateReport } from "./tools/generate-report.js";
 import { planTrip } from "./tools/plan-trip.js";
+import { taskFixtures } from "./tools/task-fixtures.js";
 import { workspaceSummary } from "./tools/workspace-summary.js";
 
-export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, ...conformanceFixtures];
+export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, generateReport, ...conformanceFixtures, ...taskFixtures];
+
+/** Redis when `MCP_YIELD_REDIS_URL` is set (several instances share tasks), memory otherwise. */
+export async function storeFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<{ store: Store; kind: string }> {
+  const url = env.MCP_YIELD_REDIS_URL;
+  if (url === undefined || url.trim() === "") return { store: createMemoryStore(), kind: "memory" };
+  return { store: await createRedisStore({ url, prefix: env.MCP_YIELD_REDIS_PREFIX ?? "mcp-yield:" }), kind: "redis" };
+}
 
 /** The key ring from `MCP_YIELD_KEYS`, or one ephemeral key (with `ephemeral: true`). */
 export function keysFromEnv(env: NodeJS.ProcessEnv = process.env): { keys: StateKey[]; ephemeral: boolean } {
@@ -37,14 +47,17 @@ export interface RunningServer {
   url: string;
   server: Server;
   runtime: Runtime;
+  store: Store;
   close(): Promise<void>;
 }
 
 /** Listen on 127.0.0.1:`port` (0 picks a free port) and serve `/mcp`. */
-export async function startExampleServer(options: { port?: number; keys?: StateKey[]; onError?: (e: unknown) => void } = {}): Promise<RunningServer> {
+export async function startExampleServer(options: { port?: number; keys?: StateKey[]; store?: Store; onError?: (e: unknown) => void } = {}): Promise<RunningServer> {
+  const store = options.store ?? (await storeFromEnv()).store;
   const runtime = createRuntime({
     state: { keys: options.keys ?? keysFromEnv().keys },
-    onError: options.onError ?? ((error, info) => console.error(`[mcp-yield] ${info.method} ${info.target} round ${info.round}:`, error)),
+    store,
+    onError: options.onError ?? ((error, info) => console.error(`[mcp-yield] ${info.method} ${info.target} round ${info.round}${info.taskId ? ` task ${info.taskId}` : ""}:`, error)),
   });
   const app = createApp(runtime);
   const node = toNodeHandler(app);
@@ -58,16 +71,23 @@ export async function startExampleServer(options: { port?: number; keys?: StateK
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  }).catch(async (error: unknown) => {
+    await runtime.close();
+    if (options.store === undefined) await store.close();
+    throw error;
   });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     server,
     runtime,
+    store,
     close: async () => {
       await app.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await runtime.close();
+      if (options.store === undefined) await store.close();
     },
   };
 }

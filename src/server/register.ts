@@ -9,7 +9,7 @@ import {
   type RuntimeOptions,
   type ToolDefinition,
 } from "../runtime/index.js";
-import { ErrorCode, ProtocolError } from "../wire/index.js";
+import { ErrorCode, ProtocolError, TASKS_EXTENSION } from "../wire/index.js";
 import { defaultPrincipal, multiRoundParams, type PrincipalOf, requestInfoOf } from "./context.js";
 
 export interface RegisterOptions {
@@ -47,6 +47,30 @@ function sdkNativeNames(server: McpServer, method: (typeof MULTI_ROUND)[number])
   // Unknown layout: assume there may be SDK-native definitions (refusing is the safe side).
   if (typeof registered !== "object" || registered === null) return ["(definitions of unknown names)"];
   return Object.keys(registered);
+}
+
+// The SDK validates params with these before our handler runs: permissive, so that the
+// capability gate (-32021) is answered before any complaint about the params.
+const ANY = { params: z.looseObject({}), result: z.looseObject({}) };
+
+/**
+ * The tasks extension on this server, when any tool may run as a task: the capability in
+ * `server/discover`, and `tasks/get`, `tasks/update`, `tasks/cancel` answered by the runtime
+ * (`tasks/result` and `tasks/list` do not exist: the SDK answers `-32601`). The runtime also
+ * learns the definitions, to run a task it takes over from an instance that died.
+ */
+function serveTasks(server: McpServer, definitions: readonly Definition[], runtime: Runtime, principalOf: PrincipalOf): void {
+  runtime.define(definitions);
+  if (!definitions.some((d) => d.type === "tool" && d.task !== "never")) return;
+  const low = server.server;
+  low.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+  const methods = { "tasks/get": runtime.getTask, "tasks/update": runtime.updateTask, "tasks/cancel": runtime.cancelTask } as const;
+  for (const [method, handle] of Object.entries(methods)) {
+    // The SDK lifts inputResponses out of every request's params: put them back for tasks/update.
+    const paramsOf = (params: Record<string, unknown>, ctx: ServerContext) =>
+      method === "tasks/update" && ctx.mcpReq.inputResponses !== undefined ? { ...params, inputResponses: ctx.mcpReq.inputResponses } : params;
+    low.setRequestHandler(method as "tasks/get", ANY as never, ((params: Record<string, unknown>, ctx: ServerContext) => handle(paramsOf(params, ctx), requestInfoOf(server, ctx, principalOf))) as never);
+  }
 }
 
 /**
@@ -110,6 +134,7 @@ export function register(server: McpServer, definitions: readonly Definition[], 
   };
 
   route("tools/call", tools, (p) => p.name, (def, params, ctx) => runtime.callTool(def, params, requestInfoOf(server, ctx, principalOf)));
+  serveTasks(server, definitions, runtime, principalOf);
   route("prompts/get", prompts, (p) => p.name, (def, params, ctx) => runtime.getPrompt(def, params, requestInfoOf(server, ctx, principalOf)));
   route("resources/read", resources, (p) => p.uri, (def, params, ctx) => runtime.readResource(def, params, requestInfoOf(server, ctx, principalOf)));
   return runtime;
