@@ -7,6 +7,8 @@ export type ClientErrorReason =
   | "too_many_asks"
   | "undeclared_kind"
   | "aborted"
+  | "task_failed"
+  | "task_cancelled"
   | "rpc_error"
   | "transport";
 

@@ -2,3 +2,4 @@ export { callWithInput, type Send, type InputHandlers, type AskContext, type Loo
 export { createFetchSender, encodeHeaderValue, type FetchSenderOptions } from "./fetch-sender.js";
 export { sdkSender } from "./sdk-sender.js";
 export { ClientError, type ClientErrorReason } from "./errors.js";
+export { followTask } from "./task-follow.js";

@@ -2,21 +2,25 @@ import { z } from "zod";
 import {
   type Capability,
   capabilityCheck,
-  capabilityOfRequest,
   type ClientCapabilities,
+  createTaskResult,
+  declaresExtension,
+  TASKS_EXTENSION,
   type CreateMessageParams,
   type CreateMessageResult,
   type ElicitFormParams,
   type ElicitResult,
   type ElicitUrlParams,
-  type InputRequest,
+  type GetTaskResult,
   type InputRequiredResult,
   inputRequiredResult,
   type ListRootsResult,
   type Root,
   describeZodError,
 } from "../wire/index.js";
+import { answerRound, declaredBy } from "./answering.js";
 import { ClientError } from "./errors.js";
+import { followTask } from "./task-follow.js";
 
 /**
  * Sends one request with a fresh JSON-RPC id and returns its `result` (throws ClientError on a
@@ -61,63 +65,21 @@ export interface LoopOptions {
   signal?: AbortSignal;
   /** Called with every input_required result before it is answered (logging, UIs). */
   onRound?: (info: RoundInfo) => void;
+  /** Called with every `tasks/get` answer while following a task (progress, UIs). */
+  onTask?: (task: GetTaskResult) => void;
 }
 
 export type MultiRoundMethod = "tools/call" | "prompts/get" | "resources/read";
 
-async function answer(request: InputRequest, handlers: InputHandlers, ask: AskContext): Promise<unknown> {
-  switch (request.method) {
-    case "elicitation/create":
-      if (!handlers.elicit) throw new ClientError("no_handler", `the server asked "${ask.key}" for elicitation and no elicit handler is set`);
-      return handlers.elicit(request.params, ask);
-    case "sampling/createMessage":
-      if (!handlers.sample) throw new ClientError("no_handler", `the server asked "${ask.key}" for sampling and no sample handler is set`);
-      return handlers.sample(request.params, ask);
-    case "roots/list": {
-      if (!handlers.roots) throw new ClientError("no_handler", `the server asked "${ask.key}" for roots and no roots handler is set`);
-      const roots = await handlers.roots(ask);
-      return Array.isArray(roots) ? { roots } : roots;
-    }
-  }
-}
-
 const resultTypeOnly = z.looseObject({ resultType: z.string().optional() });
-
-/** The kinds `handlers` can answer, as a declaration. */
-function declaredBy(handlers: InputHandlers): ClientCapabilities {
-  return {
-    ...(handlers.elicit ? { elicitation: { form: {}, url: {} } } : {}),
-    ...(handlers.sample ? { sampling: {} } : {}),
-    ...(handlers.roots ? { roots: {} } : {}),
-  };
-}
-
-/** Answer every ask of one round at once; the first failure aborts the others' signal. */
-async function answerRound(requests: Array<[string, InputRequest]>, handlers: InputHandlers, round: number, outer: AbortSignal | undefined): Promise<Array<readonly [string, unknown]>> {
-  const siblings = new AbortController();
-  const forward = () => siblings.abort(outer?.reason);
-  outer?.addEventListener("abort", forward, { once: true });
-  try {
-    return await Promise.all(
-      requests.map(async ([key, request]) => {
-        try {
-          return [key, await answer(request, handlers, { key, round, signal: siblings.signal })] as const;
-        } catch (error) {
-          siblings.abort(error);
-          throw error;
-        }
-      }),
-    );
-  } finally {
-    outer?.removeEventListener("abort", forward);
-  }
-}
 
 /**
  * The MRTR client loop: send the request; while the result is `input_required`, answer every
  * embedded request with `handlers` and retry the same method and params with a new id, the
  * answers as `inputResponses` and the `requestState` echoed byte-for-byte (absent when none
- * came). A missing `resultType` means complete; an unknown one is refused.
+ * came). A missing `resultType` means complete; an unknown one is refused. When the caller
+ * declared the tasks extension and the server answers with a task, the task is followed to its
+ * end (see `followTask`).
  */
 export async function callWithInput<R = Record<string, unknown>>(
   send: Send,
@@ -128,7 +90,8 @@ export async function callWithInput<R = Record<string, unknown>>(
 ): Promise<R> {
   const maxRounds = options.maxRounds ?? 10;
   const maxAsks = options.maxAsksPerRound ?? 32;
-  const can: (kind: Capability) => boolean = capabilityCheck(options.capabilities ?? send.capabilities ?? declaredBy(handlers));
+  const declared = options.capabilities ?? send.capabilities ?? declaredBy(handlers);
+  const can: (kind: Capability) => boolean = capabilityCheck(declared);
   // Never carry answers or state from elsewhere: each call starts from its own params.
   const { inputResponses: _r, requestState: _s, ...base } = params;
   let next: Record<string, unknown> = base;
@@ -139,20 +102,20 @@ export async function callWithInput<R = Record<string, unknown>>(
     if (!typed.success) throw new ClientError("invalid_result", `${method} returned a result that is not an object`);
     const kind = typed.data.resultType ?? "complete";
     if (kind === "complete") return raw as R;
+    if (kind === "task" && declaresExtension(declared, TASKS_EXTENSION)) {
+      const created = createTaskResult.safeParse(raw);
+      if (!created.success) throw new ClientError("invalid_result", `invalid CreateTaskResult: ${describeZodError(created.error)}`);
+      return followTask<R>(send, created.data, handlers, { can, maxAsks, maxRounds, signal: options.signal, onTask: options.onTask });
+    }
     if (kind !== "input_required") throw new ClientError("unknown_result_type", `${method} returned an unknown resultType "${kind}"`);
     const parsed = inputRequiredResult.safeParse(raw);
     if (!parsed.success) throw new ClientError("invalid_result", `invalid input_required result: ${describeZodError(parsed.error)}`);
     if (round > maxRounds) throw new ClientError("round_limit", `${method} still needed input after ${maxRounds} rounds; giving up`);
     options.onRound?.({ round, method, result: parsed.data });
     const requests = Object.entries(parsed.data.inputRequests ?? {});
-    if (requests.length > maxAsks) throw new ClientError("too_many_asks", `${method} asked ${requests.length} things in one round, more than this client's limit of ${maxAsks}`);
-    for (const [key, request] of requests) {
-      const kind = capabilityOfRequest(request);
-      if (!can(kind)) throw new ClientError("undeclared_kind", `the server asked "${key}" for ${kind}, which this client did not declare`);
-    }
-    const answers = await answerRound(requests, handlers, round, options.signal);
+    const answers = await answerRound(requests, handlers, round, { can, maxAsks, signal: options.signal, what: method });
     next = { ...base };
-    if (requests.length > 0) next.inputResponses = Object.fromEntries(answers);
+    if (requests.length > 0) next.inputResponses = answers;
     if (parsed.data.requestState !== undefined) next.requestState = parsed.data.requestState;
   }
 }

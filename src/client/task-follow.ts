@@ -1,0 +1,70 @@
+import { type CreateTaskResult, describeZodError, type GetTaskResult, getTaskResult, type InputRequest } from "../wire/index.js";
+import { answerRound, type RoundChecks } from "./answering.js";
+import { ClientError } from "./errors.js";
+import type { InputHandlers, Send } from "./loop.js";
+
+export interface FollowOptions extends Omit<RoundChecks, "what"> {
+  /** Give up after this many input exchanges. */
+  maxRounds: number;
+  onTask: ((task: GetTaskResult) => void) | undefined;
+}
+
+/** Suggested when the server names no interval (what the official requester uses too). */
+const DEFAULT_POLL_MS = 1000;
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+}
+
+/**
+ * Follow a task the server created: poll `tasks/get` at the server's `pollIntervalMs`, answer
+ * its `input_required` asks with the same handlers (and checks) as plain rounds through
+ * `tasks/update`, and return the completed task's result. A failed task throws `task_failed`
+ * (with the server's error), a cancelled one `task_cancelled`; aborting the caller's signal
+ * sends `tasks/cancel` and throws `aborted`.
+ */
+export async function followTask<R>(send: Send, created: CreateTaskResult, handlers: InputHandlers, options: FollowOptions): Promise<R> {
+  const { taskId } = created;
+  let interval = created.pollIntervalMs ?? DEFAULT_POLL_MS;
+  const answered = new Set<string>();
+  let exchanges = 0;
+  const abandon = async (): Promise<never> => {
+    await send("tasks/cancel", { taskId }).catch(() => {});
+    throw new ClientError("aborted", `task ${taskId} was abandoned: the caller aborted (tasks/cancel sent)`);
+  };
+  for (;;) {
+    if (options.signal?.aborted) return abandon();
+    const parsed = getTaskResult.safeParse(await send("tasks/get", { taskId }));
+    if (!parsed.success) throw new ClientError("invalid_result", `invalid tasks/get result: ${describeZodError(parsed.error)}`);
+    const task = parsed.data;
+    options.onTask?.(task);
+    interval = task.pollIntervalMs ?? interval;
+    switch (task.status) {
+      case "completed":
+        return task.result as R;
+      case "failed":
+        throw new ClientError("task_failed", `task ${taskId} failed: ${task.error.message} (${task.error.code})`, task.error);
+      case "cancelled":
+        throw new ClientError("task_cancelled", `task ${taskId} was cancelled`);
+      case "input_required": {
+        // Keys are unique for a task's life: one already answered is never answered again.
+        const asks = Object.entries(task.inputRequests as Record<string, InputRequest>).filter(([key]) => !answered.has(key));
+        if (asks.length === 0) break;
+        if (++exchanges > options.maxRounds) throw new ClientError("round_limit", `task ${taskId} still needed input after ${options.maxRounds} exchanges; giving up`);
+        const answers = await answerRound(asks, handlers, exchanges, { ...options, what: `task ${taskId}` });
+        for (const key of Object.keys(answers)) answered.add(key);
+        await send("tasks/update", { taskId, inputResponses: answers });
+        continue; // look again at once: the answers may have been all it needed
+      }
+    }
+    try {
+      await delay(interval, options.signal);
+    } catch {
+      return abandon();
+    }
+  }
+}
