@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
-import { createMemoryStore, createRuntime, parseKeyRing, type Runtime, type StateKey, type Store } from "mcp-yield";
+import { createMemoryStore, createRuntime, parseKeyRing, type Runtime, type StateKey, type Store, type TaskOptions } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { register } from "mcp-yield/server";
 import { bookFlight } from "./tools/book-flight.js";
@@ -26,6 +26,20 @@ export function keysFromEnv(env: NodeJS.ProcessEnv = process.env): { keys: State
   const text = env.MCP_YIELD_KEYS;
   if (text !== undefined && text.trim() !== "") return { keys: parseKeyRing(text), ephemeral: false };
   return { keys: [{ id: "ephemeral", secret: crypto.getRandomValues(new Uint8Array(32)) }], ephemeral: true };
+}
+
+/** Task timing from the environment (MCP_YIELD_TASK_LEASE_MS, MCP_YIELD_TASK_TTL_MS); the defaults otherwise. */
+export function taskOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): TaskOptions {
+  const ms = (name: string): number | undefined => {
+    const text = env[name];
+    if (text === undefined || text.trim() === "") return undefined;
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`${name} must be a positive integer of milliseconds, got ${JSON.stringify(text)}`);
+    return value;
+  };
+  const leaseMs = ms("MCP_YIELD_TASK_LEASE_MS");
+  const ttlMs = ms("MCP_YIELD_TASK_TTL_MS");
+  return { ...(leaseMs !== undefined ? { leaseMs } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) };
 }
 
 /** Request bodies over this get HTTP 413 before anything is parsed. */
@@ -57,6 +71,7 @@ export async function startExampleServer(options: { port?: number; keys?: StateK
   const runtime = createRuntime({
     state: { keys: options.keys ?? keysFromEnv().keys },
     store,
+    tasks: taskOptionsFromEnv(),
     onError: options.onError ?? ((error, info) => console.error(`[mcp-yield] ${info.method} ${info.target} round ${info.round}${info.taskId ? ` task ${info.taskId}` : ""}:`, error)),
   });
   const app = createApp(runtime);

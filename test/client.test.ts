@@ -118,3 +118,28 @@ describe("Mcp-Name per SEP-2243", () => {
   });
 });
 
+
+describe("following a task", () => {
+  it("polls without piling listeners on the caller's signal", async () => {
+    let polls = 0;
+    const { f } = fakeFetch((b) => {
+      const method = (b as unknown as { method: string }).method;
+      if (method === "tools/call") return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "task", taskId: "t1", status: "working", createdAt: new Date().toISOString(), lastUpdatedAt: new Date().toISOString(), ttlMs: 60_000, pollIntervalMs: 5 } });
+      const done = ++polls > 30;
+      return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete", taskId: "t1", status: done ? "completed" : "working", createdAt: new Date().toISOString(), lastUpdatedAt: new Date().toISOString(), ttlMs: 60_000, pollIntervalMs: 5, ...(done ? { result: { resultType: "complete", content: [{ type: "text", text: "ok" }] } } : {}) } });
+    });
+    const send = createFetchSender("http://x/mcp", { capabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } }, fetch: f });
+    const controller = new AbortController();
+    let added = 0;
+    let removed = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...a: Parameters<typeof add>) => (added++, add(...a))) as typeof add;
+    controller.signal.removeEventListener = ((...a: Parameters<typeof remove>) => (removed++, remove(...a))) as typeof remove;
+    const result = await callWithInput(send, "tools/call", { name: "t" }, {}, { signal: controller.signal });
+    expect(result).toMatchObject({ content: [{ text: "ok" }] });
+    expect(polls).toBe(31);
+    expect(added).toBeGreaterThanOrEqual(30);
+    expect(added - removed).toBe(0);
+  });
+});

@@ -10,8 +10,9 @@ import { z } from "zod";
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    const abort = () => (clearTimeout(timer), reject(signal.reason));
+    const timer = setTimeout(() => (signal.removeEventListener("abort", abort), resolve()), ms);
+    signal.addEventListener("abort", abort, { once: true });
   });
 }
 

@@ -12,11 +12,13 @@ export interface FollowOptions extends Omit<RoundChecks, "what"> {
 /** Suggested when the server names no interval (what the official requester uses too). */
 const DEFAULT_POLL_MS = 1000;
 
+/** Wait `ms`, or reject when `signal` aborts; the listener is removed either way (a long poll adds none up). */
 function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    const abort = () => (clearTimeout(timer), reject(signal!.reason));
+    const timer = setTimeout(() => (signal?.removeEventListener("abort", abort), resolve()), ms);
+    signal?.addEventListener("abort", abort, { once: true });
   });
 }
 

@@ -26,6 +26,8 @@ export class Instance {
   constructor(
     readonly port: number,
     public keys: string,
+    /** More environment (e.g. MCP_YIELD_REDIS_URL to share tasks through Redis). */
+    readonly env: Record<string, string> = {},
   ) {}
 
   get url(): string {
@@ -37,7 +39,7 @@ export class Instance {
     this.keys = keys;
     const child = spawn(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "examples/server.ts"], {
       cwd: root,
-      env: { ...process.env, PORT: String(this.port), MCP_YIELD_KEYS: keys },
+      env: { ...process.env, ...this.env, PORT: String(this.port), MCP_YIELD_KEYS: keys },
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.child = child;
@@ -75,8 +77,8 @@ export class Instance {
   }
 }
 
-export async function startCluster(n: number, keys: string): Promise<Instance[]> {
-  const instances = await Promise.all(Array.from({ length: n }, async () => new Instance(await freePort(), keys)));
+export async function startCluster(n: number, keys: string, env: Record<string, string> = {}): Promise<Instance[]> {
+  const instances = await Promise.all(Array.from({ length: n }, async () => new Instance(await freePort(), keys, env)));
   await Promise.all(instances.map((i) => i.start()));
   return instances;
 }

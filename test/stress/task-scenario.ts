@@ -1,0 +1,61 @@
+import { type Instance, newKey, startCluster } from "./cluster.js";
+import { runTaskLoad, type TaskLoadReport } from "./task-load.js";
+
+/**
+ * The task scenario: N example-server processes sharing keys and one Redis; task calls in
+ * flight (parked on asks, or running a three-second step) while one instance is killed with
+ * SIGKILL and restarted. Its running tasks must be taken over by the others when their lease
+ * runs out, and every call must end exactly once with the right result.
+ */
+
+export interface TaskScenarioReport extends TaskLoadReport {
+  instances: number;
+  leaseMs: number;
+  events: string[];
+  seconds: number;
+}
+
+export async function runTaskScenario(options: {
+  instances: number;
+  calls: number;
+  thinkMs: [number, number];
+  redisUrl: string;
+  prefix: string;
+  /** The instances' task lease (MCP_YIELD_TASK_LEASE_MS); the default 10 s when absent. */
+  leaseMs?: number;
+  log?: (line: string) => void;
+}): Promise<TaskScenarioReport> {
+  const log = options.log ?? (() => {});
+  const started = Date.now();
+  const env = { MCP_YIELD_REDIS_URL: options.redisUrl, MCP_YIELD_REDIS_PREFIX: options.prefix, ...(options.leaseMs ? { MCP_YIELD_TASK_LEASE_MS: String(options.leaseMs) } : {}) };
+  const cluster: Instance[] = await startCluster(options.instances, newKey("t1"), env);
+  const events: string[] = [];
+  let inFlight = () => 0;
+  const at = (what: string) => {
+    const line = `${((Date.now() - started) / 1000).toFixed(1)}s ${what} (${inFlight()} calls in flight)`;
+    events.push(line);
+    log(line);
+  };
+  at(`${options.instances} instances up, sharing Redis`);
+  try {
+    const progress = { report: undefined as TaskLoadReport | undefined };
+    const load = runTaskLoad(cluster, { calls: options.calls, thinkMs: options.thinkMs, deadlineMs: 240_000, onStart: (r) => (progress.report = r) }).then((r) => {
+      at(`load finished: ${r.completed}/${r.calls} completed`);
+      return r;
+    });
+    inFlight = () => progress.report?.inFlight ?? 0;
+    const chaos = (async () => {
+      // Mid-run: answers given, three-second render steps under way on every instance.
+      await new Promise((r) => setTimeout(r, options.thinkMs[1] + 1500));
+      at("instance 1 killed (SIGKILL)");
+      await cluster[1]!.stop("SIGKILL");
+      await new Promise((r) => setTimeout(r, 300));
+      await cluster[1]!.start();
+      at("instance 1 restarted");
+    })();
+    const [report] = await Promise.all([load, chaos]);
+    return { ...report, instances: options.instances, leaseMs: options.leaseMs ?? 10_000, events, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    await Promise.all(cluster.map((i) => i.stop("SIGTERM")));
+  }
+}
