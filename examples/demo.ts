@@ -7,9 +7,10 @@ import { keysFromEnv, startExampleServer } from "./app.js";
 const running = await startExampleServer({ port: Number(process.env.PORT ?? 0), keys: keysFromEnv().keys });
 console.log(`server listening on ${running.url}\n`);
 
+// Declaring the tasks extension lets task-capable tools answer with a task, which the loop follows.
 const send = createFetchSender(running.url, {
   clientInfo: { name: "mcp-yield-demo", version: "0.1.0" },
-  capabilities: { elicitation: {}, sampling: {}, roots: {} },
+  capabilities: { elicitation: {}, sampling: {}, roots: {}, extensions: { "io.modelcontextprotocol/tasks": {} } },
 });
 
 const scripted: Record<string, Record<string, string | boolean>> = {
@@ -37,14 +38,20 @@ const calls: Array<[string, Record<string, unknown>]> = [
   ["book_flight", { destination: "Lisbon" }],
   ["plan_trip", {}],
   ["workspace_summary", {}],
+  ["generate_report", { topic: "tides" }],
 ];
 let failed = false;
 try {
   for (const [name, args] of calls) {
     console.log(`→ tools/call ${name} ${JSON.stringify(args)}`);
+    let lastStatus = "";
     const result = await callWithInput<{ content: Array<{ text?: string }>; isError?: boolean }>(send, "tools/call", { name, arguments: args }, handlers, {
       onRound: ({ round, result: r }) =>
         console.log(`  round ${round}: input_required (${Object.keys(r.inputRequests ?? {}).join(", ")}; state ${r.requestState?.length ?? 0} bytes)`),
+      onTask: (task) => {
+        if (task.status !== lastStatus) console.log(`  task ${task.taskId.slice(0, 8)}…: ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ""}`);
+        lastStatus = task.status;
+      },
     });
     console.log(`  complete${result.isError ? " (isError)" : ""}: ${result.content.map((c) => c.text).join(" ")}\n`);
     failed ||= result.isError === true;

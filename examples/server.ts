@@ -1,5 +1,6 @@
 // `npm start`: the example MCP server, stateless HTTP at http://127.0.0.1:$PORT/mcp.
-import { keysFromEnv, startExampleServer } from "./app.js";
+// Tasks live in memory, or in Redis when MCP_YIELD_REDIS_URL is set (several instances).
+import { keysFromEnv, startExampleServer, storeFromEnv } from "./app.js";
 
 const port = Number(process.env.PORT ?? 3000);
 const { keys, ephemeral } = keysFromEnv();
@@ -8,9 +9,14 @@ if (ephemeral) {
     "warning: MCP_YIELD_KEYS is not set; using an ephemeral key. Several instances (or a restart) need a shared key ring: MCP_YIELD_KEYS=id:base64secret[,id:base64secret...]",
   );
 }
-const running = await startExampleServer({ port, keys });
-console.log(`mcp-yield example server listening on ${running.url}`);
+const { store, kind } = await storeFromEnv();
+const running = await startExampleServer({ port, keys, store });
+console.log(`mcp-yield example server listening on ${running.url} (tasks in ${kind === "redis" ? "Redis" : "memory"})`);
 
-const stop = () => void running.close().then(() => process.exit(0));
+const stop = () =>
+  void running
+    .close()
+    .then(() => store.close())
+    .then(() => process.exit(0));
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
