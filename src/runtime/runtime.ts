@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { canonicalJson, createStateCodec, digestOf, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
+import { canonicalJson, createStateCodec, digestOf, type OpenedState, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
 import { createMemoryStore, type Store, StoreError } from "../store/index.js";
 import {
   type CallToolResult,
@@ -30,6 +30,8 @@ import { exceedsJsonLimits } from "./measure.js";
 import { Round, type RoundOutcome, type Suspended, type Traced } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
 import { createTaskEngine, type TaskEngine, type TaskOptions } from "./tasks/engine.js";
+import { createRedemption } from "./redeem.js";
+import { createSpill } from "./spill.js";
 import { checkReplay } from "./verify.js";
 
 /** What the transport knows about the request, beyond its params. */
@@ -106,6 +108,18 @@ export interface RuntimeOptions {
   store?: Store;
   /** Task timing: lifetime, suggested poll interval, lease, sweep, cancel grace (see `TaskOptions`). */
   tasks?: TaskOptions;
+  /**
+   * With a `store`: each `requestState` is redeemed at most once (default `true`). The first
+   * request presenting it runs the round and its response is kept until the state expires; the
+   * same request again gets that response, a different one `-32602` `state_redeemed`. Without a
+   * store there is no single use: a state may be presented again within its lifetime.
+   */
+  singleUse?: boolean;
+  /**
+   * With a `store`: a journal larger than this (JSON bytes) is kept in the store for the state's
+   * lifetime, and the token carries a sealed reference and digest instead. Default 16384.
+   */
+  spillBytes?: number;
 }
 
 export type ToolCallResult = CallToolResult | InputRequiredResult | CreateTaskResult;
@@ -240,6 +254,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let engine: TaskEngine | undefined;
   /** The task engine, made on first use (a runtime that never runs a task starts no timer). */
   const tasks = () => (engine ??= createTaskEngine({ store: options.store ?? createMemoryStore(), options: options.tasks ?? {}, report, clock }));
+  const redemption = options.store !== undefined && options.singleUse !== false ? createRedemption({ store: options.store, clock, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }) : undefined;
+  const spill = createSpill({ store: options.store, thresholdBytes: count("spillBytes", options.spillBytes, 16 * 1024, 1), ttlMs: codec.ttlSeconds * 1000 });
   /** Store failures become a clear JSON-RPC error instead of escaping as an internal one. */
   async function storeSafe<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -251,13 +267,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   /** Verify the token (integrity, expiry, binding); its data is not trusted as a journal yet. */
-  function verifyState(token: string, binding: StateBinding): unknown {
+  function verifyState(token: string, binding: StateBinding): OpenedState<unknown> {
     try {
-      return codec.open(token, binding).data;
+      return codec.open(token, binding);
     } catch (error) {
       if (error instanceof StateError) throw invalidParams(`Invalid requestState: ${error.message}`, error.reason);
       throw error;
     }
+  }
+
+  /** The journal sealed in (or, spilled, referenced by) verified state data. */
+  async function payloadOf(data: unknown, version: string | undefined): Promise<StatePayload> {
+    return journalOf(spill.isSpilled(data) ? await storeSafe(() => spill.open(data)) : data, version);
   }
 
   /** The journal out of verified state data: shape, version and round cap checked. */
@@ -308,19 +329,48 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
   };
 
+  /**
+   * One round. With a store, the state it presents is redeemed once: the same request again
+   * gets this round's response from the store, a different one is refused (`state_redeemed`).
+   */
   async function run<R, T = never>(spec: CallSpec<R, T>, request: RequestInfo): Promise<R | InputRequiredResult | T> {
+    const responses = ownResponses(spec.inputResponses);
+    if (spec.requestState === undefined) return execute(spec, request, undefined, responses);
+    const opened = verifyState(spec.requestState, spec.binding);
+    if (redemption === undefined) return execute(spec, request, opened, responses);
+    const ticket = await storeSafe(() => redemption.claim(opened.nonce, digestOf(Object.fromEntries(responses)), opened.expiresAt));
+    if (ticket.kind === "stored") {
+      if ("error" in ticket.response) throw new ProtocolError(ticket.response.error.code, ticket.response.error.message, ticket.response.error.data);
+      return ticket.response.result as R | InputRequiredResult | T;
+    }
+    let result: R | InputRequiredResult | T;
+    try {
+      result = await execute(spec, request, opened, responses);
+    } catch (error) {
+      // A JSON-RPC error is this round's response too; anything else frees the state for a retry.
+      const kept = error instanceof ProtocolError && !["store_unavailable", "store_full"].includes(String(error.data?.reason));
+      await (kept ? ticket.finish({ error: error.toJSON() }) : ticket.release()).catch((e: unknown) => report(e, infoFor(spec)));
+      throw error;
+    }
+    // The round ran; if its response cannot be kept now, the client still gets it (and the
+    // store's failure is reported: a repeat of this round may then run it again).
+    await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
+    return result;
+  }
+
+  const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
+
+  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, opened: OpenedState<unknown> | undefined, responses: Map<string, unknown>): Promise<R | InputRequiredResult | T> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
-    if (spec.requestState !== undefined) {
-      const data = verifyState(spec.requestState, spec.binding);
+    if (opened !== undefined) {
       // Only after the token verified, bound to this call: resume this instance's suspended
       // generator. Its journal is the very object that was sealed into this token, so the
       // (O(journal)) validation of the decoded copy is skipped.
-      resumed = live.take(spec.requestState, spec.owner);
-      payload = resumed?.payload ?? journalOf(data, spec.version);
+      resumed = live.take(spec.requestState!, spec.owner);
+      payload = resumed?.payload ?? (await payloadOf(opened.data, spec.version));
       checkRounds(payload);
     }
-    const responses = ownResponses(spec.inputResponses);
     const round = (payload?.r ?? 0) + 1;
     const callId = payload?.c ?? randomUuid();
     const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round, callId };
@@ -381,9 +431,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const next: StatePayload = { r: round, c: callId, j: outcome.journal, o: outcome.outstanding };
     if (spec.version !== undefined) next.v = spec.version;
     if (outcome.partial !== undefined) next.p = outcome.partial;
+    const sealed = await storeSafe(() => spill.seal(next));
     let requestState: string;
     try {
-      requestState = codec.seal({ binding: spec.binding, data: next });
+      requestState = codec.seal({ binding: spec.binding, data: sealed });
     } catch (error) {
       report(error, info);
       if (error instanceof StateError) {
@@ -393,8 +444,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.
-      const sealed = journalOf(verifyState(requestState, spec.binding), spec.version);
-      const expected = { type: "input_required" as const, journal: sealed.j, outstanding: sealed.o, partial: sealed.p ?? {}, pending: outcome.suspended.pending!.fp, inputRequests: canonicalJson(outcome.inputRequests) };
+      const reopened = await payloadOf(verifyState(requestState, spec.binding).data, spec.version);
+      const expected = { type: "input_required" as const, journal: reopened.j, outstanding: reopened.o, partial: reopened.p ?? {}, pending: outcome.suspended.pending!.fp, inputRequests: canonicalJson(outcome.inputRequests) };
       await checked(checkReplay(check, expected, shapeText(spec)), info);
     }
     // A call whose signal fired is not resumed: its next round replays with a fresh one.

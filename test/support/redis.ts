@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient } from "redis";
 
 /**
@@ -53,12 +56,17 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** A private redis-server on a free port, for tests that stop and restart it. */
-export async function startPrivateRedis(): Promise<{ url: string; port: number; stop(): Promise<void>; restart(): Promise<void> }> {
+/**
+ * A private redis-server on a free port, for tests that stop and restart it. `durable` keeps an
+ * append-only file written on every command, so what was written survives a kill.
+ */
+export async function startPrivateRedis(options: { durable?: boolean } = {}): Promise<{ url: string; port: number; stop(): Promise<void>; restart(): Promise<void> }> {
   const port = await freePort();
+  const dir = options.durable ? mkdtempSync(join(tmpdir(), "mcp-yield-redis-")) : undefined;
+  const persistence = dir ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", dir] : ["--appendonly", "no"];
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...persistence], { stdio: "ignore" });
     for (let i = 0; i < 100; i++) {
       if (await reachable(`redis://127.0.0.1:${port}`)) return;
       await new Promise((r) => setTimeout(r, 50));

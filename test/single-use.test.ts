@@ -1,0 +1,218 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createMemoryStore, createRuntime, elicit, type Runtime, type Store, step, tool } from "mcp-yield";
+import { createRedisStore } from "mcp-yield/redis";
+import { accept, simulate } from "mcp-yield/testing";
+import { dropPrefix, REDIS_URL, redisAvailable, startPrivateRedis, testPrefix } from "./support/redis.js";
+
+// Issue 11: with a store, a requestState is redeemed once; a repeated round is answered from
+// the store without running anything; a journal too large for a token is spilled.
+
+const keys = [{ id: "s", secret: new Uint8Array(32).fill(12) }];
+const info = { clientCapabilities: { elicitation: {} } };
+const Ok = z.object({ ok: z.boolean() });
+const prefix = testPrefix("single-use");
+const cleanup: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c.close();
+});
+afterAll(async () => {
+  if (redisAvailable) await dropPrefix(prefix);
+});
+
+/** A booking tool that counts how often each step really runs. */
+function counted() {
+  const runs = { quote: 0, charge: 0 };
+  const def = tool({
+    name: "book",
+    description: "",
+    input: z.object({}),
+    *run(_i, ctx) {
+      const quote = yield* step("quote", () => (runs.quote++, 100));
+      const ok = yield* elicit(`Charge $${quote}?`, Ok, { key: "confirm" });
+      if (ok.action !== "accept" || !ok.content.ok) return "cancelled";
+      const receipt = yield* step("charge", () => (runs.charge++, `R-${ctx.idempotencyKey("charge").slice(5, 13)}`));
+      return `charged ${receipt}`;
+    },
+  });
+  return { def, runs };
+}
+
+const stores: Array<[string, () => Promise<Store>]> = [["memory", async () => createMemoryStore()]];
+if (redisAvailable) stores.push(["redis", () => createRedisStore({ url: REDIS_URL, prefix })]);
+
+async function runtimeOn(store: Store, extra: Partial<Parameters<typeof createRuntime>[0]> = {}): Promise<Runtime> {
+  const runtime = createRuntime({ state: { keys }, store, onError: () => {}, ...extra });
+  cleanup.push(runtime);
+  return runtime;
+}
+
+describe.each(stores)("single use on the %s store", (_name, makeStore) => {
+  it("a repeated final round gets the stored result and runs nothing; other answers are refused", async () => {
+    const store = await makeStore();
+    cleanup.push(store);
+    const runtime = await runtimeOn(store);
+    const { def, runs } = counted();
+    const r1 = (await runtime.callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
+    const final = { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } };
+    const first = await runtime.callTool(def, final, info);
+    const again = await runtime.callTool(def, final, info);
+    expect(again).toEqual(first);
+    expect(runs).toEqual({ quote: 1, charge: 1 });
+    // The same state with other answers: refused, with a stable reason.
+    await expect(runtime.callTool(def, { ...final, inputResponses: { confirm: accept({ ok: false }) } }, info)).rejects.toMatchObject({ code: -32602, data: { reason: "state_redeemed" } });
+    expect(runs).toEqual({ quote: 1, charge: 1 });
+  });
+
+  it("a step whose round's response was lost does not run again when the client repeats the round", async () => {
+    const store = await makeStore();
+    cleanup.push(store);
+    const runtime = await runtimeOn(store);
+    let runs = 0;
+    const def = tool({ name: "two", description: "", input: z.object({}), *run() {
+      yield* elicit("first?", Ok, { key: "a" });
+      yield* step("between", () => ++runs);
+      return (yield* elicit("second?", Ok, { key: "b" })).action;
+    } });
+    const r1 = (await runtime.callTool(def, { name: "two", arguments: {} }, info)) as { requestState: string };
+    const round2 = { name: "two", arguments: {}, requestState: r1.requestState, inputResponses: { a: accept({ ok: true }) } };
+    await runtime.callTool(def, round2, info); // its response is "lost"
+    const repeated = (await runtime.callTool(def, round2, info)) as { requestState: string };
+    expect(runs).toBe(1);
+    expect((await runtime.callTool(def, { name: "two", arguments: {}, requestState: repeated.requestState, inputResponses: { b: accept({ ok: true }) } }, info)).resultType).toBe("complete");
+  });
+
+  it("concurrent duplicates run once and all get the one response", async () => {
+    const store = await makeStore();
+    cleanup.push(store);
+    const runtime = await runtimeOn(store);
+    const { def, runs } = counted();
+    const r1 = (await runtime.callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
+    const final = { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } };
+    const all = await Promise.all(Array.from({ length: 10 }, () => runtime.callTool(def, final, info)));
+    expect(new Set(all.map((r) => JSON.stringify(r))).size).toBe(1);
+    expect(runs.charge).toBe(1);
+  });
+
+  it("a journal past the threshold spills to the store: the token stays small and the call completes", async () => {
+    const store = await makeStore();
+    cleanup.push(store);
+    const runtime = await runtimeOn(store, { state: { keys, maxTokenBytes: 4096 } });
+    const big = tool({ name: "big", description: "", input: z.object({}), *run() {
+      const blob = yield* step("blob", () => "x".repeat(200_000));
+      const a = yield* elicit("more?", Ok, { key: "a" });
+      const b = yield* elicit("again?", Ok, { key: "b" });
+      return `${blob.length} ${a.action} ${b.action}`;
+    } });
+    const sim = await simulate(big, {}, { a: accept({ ok: true }), b: accept({ ok: true }) }, { runtime });
+    expect(sim.result.content[0]!.text).toBe("200000 accept accept");
+    expect(Math.max(...sim.stateBytes)).toBeLessThan(1000);
+    // Without a store the token limit stands, as before.
+    await expect(simulate(big, {}, { a: accept({ ok: true }) }, { runtime: createRuntime({ state: { keys, maxTokenBytes: 4096 }, onError: () => {} }) })).rejects.toMatchObject({ code: -32603, data: { reason: "state_too_large" } });
+  });
+});
+
+describe("expiry", () => {
+  it("redemptions and spilled journals expire with the state", async () => {
+    const store = createMemoryStore();
+    const runtime = await runtimeOn(store, { state: { keys, ttlSeconds: 1 }, spillBytes: 10 });
+    const { def } = counted();
+    const r1 = (await runtime.callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
+    await runtime.callTool(def, { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } }, info);
+    // The keys this state used: its redemption (by nonce) and its spilled journal (by reference).
+    const opened = runtime.codec.open(r1.requestState, { method: "tools/call", target: "book", arguments: {} });
+    const used = [`redeem:${opened.nonce}`, `state:${(opened.data as { sp: string }).sp}`];
+    for (const key of used) expect(await store.get(key)).toBeDefined();
+    await new Promise((r) => setTimeout(r, 1100));
+    for (const key of used) expect(await store.get(key)).toBeUndefined();
+  });
+
+  it("without a store, a state may be presented again (today's behaviour, documented)", async () => {
+    const runtime = createRuntime({ state: { keys }, onError: () => {} });
+    const { def, runs } = counted();
+    const r1 = (await runtime.callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
+    const final = { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } };
+    await runtime.callTool(def, final, info);
+    await runtime.callTool(def, final, info);
+    expect(runs.charge).toBe(2);
+  });
+});
+
+describe.skipIf(!redisAvailable)("three instances sharing Redis", () => {
+  it("repeated and concurrent duplicates of every round, each to a random instance: each step runs once, every duplicate gets the same response", async () => {
+    const instances = await Promise.all(Array.from({ length: 3 }, async () => {
+      const store = await createRedisStore({ url: REDIS_URL, prefix });
+      cleanup.push(store);
+      return runtimeOn(store, { liveCalls: 0 });
+    }));
+    const { def, runs } = counted();
+    for (let call = 0; call < 5; call++) {
+      const pick = () => instances[Math.floor(Math.random() * instances.length)]!;
+      const r1 = (await pick().callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
+      const final = { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } };
+      const responses = await Promise.all(Array.from({ length: 6 }, () => pick().callTool(def, final, info)));
+      const later = await pick().callTool(def, final, info);
+      expect(new Set([...responses, later].map((r) => JSON.stringify(r))).size).toBe(1);
+    }
+    expect(runs).toEqual({ quote: 5, charge: 5 });
+  });
+
+  it("Redis stopped mid-run: clear store_unavailable errors within the time limit, and nothing runs twice once it is back", async () => {
+    const redis = await startPrivateRedis({ durable: true });
+    const store = await createRedisStore({ url: redis.url, timeoutMs: 300 });
+    const runtime = createRuntime({ state: { keys }, store, onError: () => {} });
+    cleanup.push(runtime, store, { close: () => redis.stop() });
+    let charges = 0;
+    let crashDuringCharge = false;
+    const def = tool({ name: "pay", description: "", input: z.object({}), *run(_i, ctx) {
+      const ok = yield* elicit("Pay?", Ok, { key: "confirm" });
+      if (ok.action !== "accept") return "cancelled";
+      return yield* step("charge", async () => {
+        charges++;
+        if (crashDuringCharge) await redis.stop(); // the store dies while the round runs
+        return `charged R-${ctx.idempotencyKey("charge").slice(5, 13)}`;
+      });
+    } });
+    const start = async () => (await runtime.callTool(def, { name: "pay", arguments: {} }, info)) as { requestState: string };
+    const finalOf = (state: string) => ({ name: "pay", arguments: {}, requestState: state, inputResponses: { confirm: accept({ ok: true }) } });
+
+    // Down before the round: a clear error within the limit, and nothing ran.
+    const first = finalOf((await start()).requestState);
+    await redis.stop();
+    const started = Date.now();
+    await expect(runtime.callTool(def, first, info)).rejects.toMatchObject({ code: -32603, data: { reason: "store_unavailable" } });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(charges).toBe(0);
+
+    // Back: the round runs once.
+    await redis.restart();
+    await waitForStore(store);
+    const done = await runtime.callTool(def, first, info);
+    expect(charges).toBe(1);
+
+    // Down while a round runs its step: the client still gets that round's result.
+    const second = finalOf((await start()).requestState);
+    crashDuringCharge = true;
+    const result = await runtime.callTool(def, second, info);
+    crashDuringCharge = false;
+    expect(result).toMatchObject({ resultType: "complete" });
+    expect(charges).toBe(2);
+    await expect(runtime.callTool(def, second, info)).rejects.toMatchObject({ data: { reason: "store_unavailable" } });
+    // Back with what it had (durable): the runtime's retry kept the response, so repeats of
+    // both rounds get their responses and nothing is charged again.
+    await redis.restart();
+    await waitForStore(store);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(await runtime.callTool(def, second, info)).toEqual(result);
+    expect(await runtime.callTool(def, first, info)).toEqual(done);
+    expect(charges).toBe(2);
+  }, 30_000);
+});
+
+async function waitForStore(store: Store): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await store.get("ping").then(() => true, () => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the store did not come back");
+}
