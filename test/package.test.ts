@@ -1,26 +1,134 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-// `npm run build` must emit runnable ESM with declarations for every entry point.
-describe("package build", () => {
-  // Inside the project so the emitted code resolves dependencies from node_modules as dist/ would.
-  const out = mkdtempSync(join(process.cwd(), "node_modules", ".build-test-"));
-  afterAll(() => rmSync(out, { recursive: true, force: true }));
+// The package as a user gets it: `npm pack` (prepack builds), installed into a fresh strict
+// TypeScript project that has another zod 4.x than ours, no @modelcontextprotocol/client, and
+// skipLibCheck off. It must type-check (NodeNext ESM and CommonJS, bundler resolution; our
+// TypeScript and 5.9) and complete calls.
 
-  it("emits JavaScript and .d.ts for each export", async () => {
-    execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json", "--outDir", out], { stdio: "pipe" });
-    const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { exports: Record<string, { types: string; default: string }> };
-    for (const [entry, target] of Object.entries(pkg.exports)) {
-      const js = join(out, target.default.replace("./dist/", ""));
-      expect(existsSync(js), `${entry} js`).toBe(true);
-      expect(existsSync(join(out, target.types.replace("./dist/", ""))), `${entry} types`).toBe(true);
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("..", import.meta.url));
+/** The lowest zod the peer range allows (4.0.x fails: its ZodDiscriminatedUnion takes one type argument). */
+export const LOWEST_ZOD = process.env.MCP_YIELD_TEST_ZOD ?? "4.1.0";
+let dir: string;
+
+const tool = `
+const Confirm = z.object({ confirm: z.boolean().describe("Book it?") });
+export const bookFlight = tool({
+  name: "book_flight",
+  description: "Book a flight after the user confirms",
+  input: z.object({ destination: z.string() }),
+  output: z.object({ booked: z.boolean(), destination: z.string() }),
+  async *run({ destination }, ctx) {
+    const draft = yield* step("draft", () => ({ price: 120 }));
+    const answer: ElicitOutcome<{ confirm: boolean }> = yield* elicit(\`Book \${destination} for $\${draft.price}?\`, Confirm, { key: "confirm" });
+    const ok = answer.action === "accept" && answer.content.confirm;
+    if (ok) yield* step("charge", () => ctx.idempotencyKey("charge"));
+    return { booked: ok, destination };
+  },
+});`;
+
+const files: Record<string, string> = {
+  "package.json": JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  // ESM, NodeNext: the runtime, the testing harness and the client loop (its SDK peer absent).
+  "src/esm.mts": `import { type ElicitOutcome, elicit, step, tool } from "mcp-yield";
+import { accept, simulate } from "mcp-yield/testing";
+import { callWithInput, createFetchSender } from "mcp-yield/client";
+import { z } from "zod";
+${tool}
+void callWithInput; void createFetchSender;
+const sim = await simulate(bookFlight, { destination: "Lisbon" }, { confirm: accept({ confirm: true }) });
+const text: string = String(sim.result.content[0]?.text);
+console.log(JSON.stringify({ esm: text, structured: sim.result.structuredContent }));
+`,
+  // CommonJS: require() of the ESM package (Node ≥ 20.19).
+  "src/cjs.cts": `import { createRuntime, elicit, step, tool, type ElicitOutcome } from "mcp-yield";
+import { z } from "zod";
+${tool}
+async function main() {
+  const runtime = createRuntime({ state: { keys: [{ id: "k", secret: new Uint8Array(32).fill(1) }] } });
+  const r1 = await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" } }, { clientCapabilities: { elicitation: {} } });
+  if (r1.resultType !== "input_required") throw new Error("expected a question");
+  const r2 = await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" }, requestState: r1.requestState, inputResponses: { confirm: { action: "accept", content: { confirm: true } } } }, { clientCapabilities: { elicitation: {} } });
+  console.log(JSON.stringify({ cjs: r2.resultType === "complete" ? r2.structuredContent : r2 }));
+}
+void main();
+`,
+  // The SDK adapter, served through the SDK's own handler.
+  "src/server.mts": `import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createMemoryStore, createRuntime, elicit, step, tool, type ElicitOutcome } from "mcp-yield";
+import { register } from "mcp-yield/server";
+import { z } from "zod";
+${tool}
+const runtime = createRuntime({ state: { keys: [{ id: "k", secret: new Uint8Array(32).fill(2) }] }, store: createMemoryStore(), onError: (e) => console.error(e) });
+const app = createMcpHandler(() => {
+  const server = new McpServer({ name: "consumer", version: "1.0.0" });
+  register(server, [bookFlight], { runtime });
+  return server;
+});
+const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } };
+const post = async (params: Record<string, unknown>) => (await (await app.fetch(new Request("http://x/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "book_flight" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { ...params, _meta: meta } }) }))).json()) as { result: { requestState?: string; structuredContent?: unknown } };
+const first = await post({ name: "book_flight", arguments: { destination: "Oslo" } });
+const done = await post({ name: "book_flight", arguments: { destination: "Oslo" }, requestState: first.result.requestState, inputResponses: { confirm: { action: "accept", content: { confirm: true } } } });
+console.log(JSON.stringify({ server: done.result.structuredContent }));
+`,
+  "src/bundler.ts": `import { elicit, step, tool, type ElicitOutcome } from "mcp-yield";
+import { simulate } from "mcp-yield/testing";
+import { z } from "zod";
+${tool}
+export const check: Promise<unknown> = simulate(bookFlight, { destination: "x" }, {});
+`,
+  // The SDK's own declarations need Node's types; ours need none (the bundler project has none).
+  "tsconfig.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, skipLibCheck: false, outDir: "build", rootDir: "src", types: ["node"] }, files: ["src/esm.mts", "src/cjs.cts", "src/server.mts"] }),
+  "tsconfig.bundler.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext", moduleResolution: "bundler", strict: true, skipLibCheck: false, noEmit: true, types: [] }, files: ["src/bundler.ts"] }),
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mcp-yield-consumer-"));
+  await run("npm", ["pack", "--pack-destination", dir], { cwd: root, timeout: 120_000 });
+  const tarball = (await readdir(dir)).find((f) => f.endsWith(".tgz"))!;
+  for (const [name, text] of Object.entries(files)) {
+    await run("mkdir", ["-p", join(dir, name, "..")]);
+    await writeFile(join(dir, name), text);
+  }
+  await run("npm", ["install", "--no-audit", "--no-fund", join(dir, tarball), `zod@${LOWEST_ZOD}`, "@modelcontextprotocol/server@2.4.0", "typescript@5.9.3", "@types/node@20"], { cwd: dir, timeout: 240_000 });
+}, 300_000);
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const tsc7 = join(root, "node_modules/typescript/bin/tsc");
+const tsc5 = () => join(dir, "node_modules/typescript/bin/tsc");
+
+describe("the packed package in a fresh strict TypeScript project", () => {
+  it("installs with another zod 4.x, without the client SDK, and ships what it needs", async () => {
+    const { stdout } = await run("npm", ["ls", "zod", "@modelcontextprotocol/client", "--all", "--json"], { cwd: dir }).catch((e: { stdout: string }) => e);
+    const tree = JSON.stringify(JSON.parse(stdout));
+    expect(tree).toContain(`"zod":{"version":"${LOWEST_ZOD}"`);
+    expect(tree).not.toContain('"@modelcontextprotocol/client"');
+    const shipped = await readdir(join(dir, "node_modules/mcp-yield"));
+    expect(shipped).toEqual(expect.arrayContaining(["dist", "LICENSE", "README.md", "package.json"]));
+  });
+
+  it.each([["TypeScript 7", () => tsc7], ["TypeScript 5.9", tsc5]])("type-checks NodeNext (ESM and CommonJS) and bundler resolution with %s", async (_name, tsc) => {
+    for (const project of ["tsconfig.json", "tsconfig.bundler.json"]) {
+      const out = await run(process.execPath, [tsc(), "-p", project, "--noEmit"], { cwd: dir }).then(() => "", (e: { stdout: string }) => e.stdout);
+      expect(out, project).toBe("");
     }
-    const main = (await import(pathToFileURL(join(out, "index.js")).href)) as typeof import("mcp-yield");
-    const codec = main.createStateCodec({ keys: [{ id: "k", secret: new Uint8Array(32).fill(9) }] });
-    const binding = { method: "tools/call", target: "t" } as const;
-    expect(codec.open(codec.seal({ binding, data: { ok: true } }), binding).data).toEqual({ ok: true });
+  }, 120_000);
+
+  it("runs: ESM, CommonJS (require of the ESM package) and through the SDK", async () => {
+    await run(process.execPath, [tsc7, "-p", "tsconfig.json"], { cwd: dir });
+    const outputs = await Promise.all(["build/esm.mjs", "build/cjs.cjs", "build/server.mjs"].map(async (f) => JSON.parse((await run(process.execPath, [f], { cwd: dir })).stdout) as Record<string, unknown>));
+    expect(outputs).toEqual([
+      { esm: '{"booked":true,"destination":"Lisbon"}', structured: { booked: true, destination: "Lisbon" } },
+      { cjs: { booked: true, destination: "Rome" } },
+      { server: { booked: true, destination: "Oslo" } },
+    ]);
   }, 120_000);
 });

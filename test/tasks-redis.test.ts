@@ -29,7 +29,7 @@ async function instance(options: { store?: Store; tasks?: Parameters<typeof crea
 
 async function settled(runtime: Runtime, taskId: string, want: (s: string) => boolean = (s) => ["completed", "failed", "cancelled"].includes(s)): Promise<Record<string, unknown>> {
   for (let i = 0; i < 300; i++) {
-    const t = (await runtime.getTask({ taskId }, info)) as Record<string, unknown>;
+    const t = (await runtime.getTask({ taskId }, info)) as unknown as Record<string, unknown>;
     if (want(String(t.status))) return t;
     await new Promise((r) => setTimeout(r, 25));
   }

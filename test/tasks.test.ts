@@ -20,7 +20,7 @@ const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, 
 });
 async function until(runtime: Runtime, taskId: string, done: (t: Record<string, unknown>) => boolean, info = { clientCapabilities: caps }) {
   for (let i = 0; i < 200; i++) {
-    const t = (await runtime.getTask({ taskId }, info)) as Record<string, unknown>;
+    const t = (await runtime.getTask({ taskId }, info)) as unknown as Record<string, unknown>;
     if (done(t)) return t;
     await sleep(20);
   }
@@ -62,7 +62,7 @@ describe("tasks", () => {
     let t = await until(runtime, taskId, (x) => x.status === "input_required");
     expect(Object.keys(t.inputRequests as object).sort()).toEqual(["name", "ok"]);
     await runtime.updateTask({ taskId, inputResponses: { name: { action: "accept", content: { name: "Ada" } }, bogus: { x: 1 } } }, info);
-    t = (await runtime.getTask({ taskId }, info)) as Record<string, unknown>;
+    t = (await runtime.getTask({ taskId }, info)) as unknown as Record<string, unknown>;
     expect(t.status).toBe("input_required");
     expect(Object.keys(t.inputRequests as object)).toEqual(["ok"]); // the answered key is gone at once
     await runtime.updateTask({ taskId, inputResponses: { ok: { action: "accept", content: { confirm: true } } } }, info);

@@ -1,5 +1,5 @@
 export { callWithInput, type Send, type InputHandlers, type AskContext, type LoopOptions, type RoundInfo, type MultiRoundMethod } from "./loop.js";
 export { createFetchSender, encodeHeaderValue, type FetchSenderOptions } from "./fetch-sender.js";
-export { sdkSender } from "./sdk-sender.js";
+export { sdkSender, type SdkRequester } from "./sdk-sender.js";
 export { ClientError, type ClientErrorReason } from "./errors.js";
 export { followTask } from "./task-follow.js";

@@ -1,6 +1,13 @@
-import type { Client } from "@modelcontextprotocol/client";
 import { ClientError } from "./errors.js";
 import type { Send } from "./loop.js";
+
+/**
+ * What `sdkSender` needs of an `@modelcontextprotocol/client` v2 `Client`. Structural, so that
+ * `mcp-yield/client` type-checks without the SDK installed.
+ */
+export interface SdkRequester {
+  request(request: { method: "tools/call"; params?: Record<string, unknown> }, options: { allowInputRequired: true }): Promise<unknown>;
+}
 
 /**
  * A `Send` over a connected `@modelcontextprotocol/client` v2 `Client`, in the SDK's manual
@@ -8,7 +15,7 @@ import type { Send } from "./loop.js";
  * embedded requests. Pin the client to 2026-07-28 (`versionNegotiation: { mode: { pin:
  * "2026-07-28" } }`) for MRTR; the SDK adds the envelope and headers.
  */
-export function sdkSender(client: Client): Send {
+export function sdkSender(client: SdkRequester): Send {
   return async (method, params) => {
     try {
       return await client.request({ method: method as "tools/call", params }, { allowInputRequired: true });

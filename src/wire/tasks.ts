@@ -1,29 +1,54 @@
-import {
-  CreateTaskResultV2Schema,
-  GetTaskRequestV2Schema,
-  GetTaskResultV2Schema,
-} from "@modelcontextprotocol/ext-tasks/core/v2";
+import { CreateTaskResultV2Schema, GetTaskRequestV2Schema, GetTaskResultV2Schema } from "@modelcontextprotocol/ext-tasks/core/v2";
 import { z } from "zod";
+import type { InputRequest } from "./input-requests.js";
+import type { JsonRpcErrorObject } from "./errors.js";
 
 /**
- * The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663). Its shapes come from the
- * official `@modelcontextprotocol/ext-tasks` package; only what it cannot express is ours.
+ * The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663). Validation uses the official
+ * `@modelcontextprotocol/ext-tasks` schemas; the types are our own, so that no declaration of
+ * that package reaches a user's type-check (its `.d.ts` needs `exactOptionalPropertyTypes`).
  */
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
-/** `CreateTaskResult`: the flat task envelope `tools/call` answers with. */
-export const createTaskResult = CreateTaskResultV2Schema;
-export type CreateTaskResult = z.infer<typeof CreateTaskResultV2Schema>;
-
-/** What `tasks/get` answers: the task with its per-status fields and `resultType: "complete"`. */
-export const getTaskResult = GetTaskResultV2Schema;
-export type GetTaskResult = z.infer<typeof GetTaskResultV2Schema>;
-
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "cancelled"];
 
-const taskId = GetTaskRequestV2Schema.shape.params.shape.taskId;
+/** What every task envelope carries. */
+export interface TaskFields {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601. */
+  lastUpdatedAt: string;
+  /** How long the task is kept from its creation; `null`: no limit. */
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+}
+
+/** `CreateTaskResult`: the flat task envelope `tools/call` answers with. */
+export interface CreateTaskResult extends TaskFields {
+  resultType: "task";
+  _meta?: Record<string, unknown>;
+}
+
+/** What `tasks/get` answers: the task with the fields of its status. */
+export type GetTaskResult = TaskFields & { resultType: "complete"; _meta?: Record<string, unknown> } & (
+    | { status: "working" | "cancelled" }
+    | { status: "input_required"; inputRequests: Record<string, InputRequest> }
+    | { status: "completed"; result: { resultType?: "complete"; content: Array<Record<string, unknown>>; structuredContent?: Record<string, unknown>; isError?: boolean; [key: string]: unknown } }
+    | { status: "failed"; error: JsonRpcErrorObject }
+  );
+
+/** Validates a `CreateTaskResult` (the official schema). */
+export const createTaskResult = CreateTaskResultV2Schema as unknown as z.ZodType<CreateTaskResult>;
+
+/** Validates a `tasks/get` result (the official schema). */
+export const getTaskResult = GetTaskResultV2Schema as unknown as z.ZodType<GetTaskResult>;
+
+const taskId = GetTaskRequestV2Schema.shape.params.shape.taskId as unknown as z.ZodString;
 
 /** `tasks/get` and `tasks/cancel` params. */
 export const taskIdParams = z.looseObject({ taskId });
