@@ -10,7 +10,12 @@ if (ephemeral) {
   );
 }
 const { store, kind } = await storeFromEnv();
-const running = await startExampleServer({ port, keys, store });
+const running = await startExampleServer({ port, keys, store }).catch(async (error: NodeJS.ErrnoException) => {
+  await store.close();
+  if (error.code !== "EADDRINUSE") throw error;
+  console.error(`Port ${port} is already in use (another server?). Pick another one: PORT=${port + 1} npm start`);
+  process.exit(1);
+});
 console.log(`mcp-yield example server listening on ${running.url} (tasks in ${kind === "redis" ? "Redis" : "memory"})`);
 
 const stop = () =>

@@ -165,7 +165,7 @@ describe("all()", () => {
     const sim = await simulate(both, {}, {
       who: () => (++whoAnswers === 1 ? accept({ name: "" }) : decline()), // invalid first, then decline
       roots: [roots("file:///a"), roots("file:///SHOULD-NOT-BE-ASKED")],
-      s: [{ nope: 1 }, { nope: 2 }, sampled("x", "m2")],
+      s: [() => ({ nope: 1 }), () => ({ nope: 2 }), sampled("x", "m2")],
     });
     expect(sim.rounds.map((r) => Object.keys(r.inputRequests).sort())).toEqual([["roots", "s", "who"], ["s", "who"], ["s"]]);
     expect(textOf(sim.result)).toBe("decline file:///a m2");
@@ -518,5 +518,26 @@ describe("limits", () => {
 
   it("refuses a non-positive limit when the runtime is built", () => {
     expect(() => createRuntime({ state: { keys: [key] }, limits: { maxRounds: 0 } })).toThrow(/maxRounds/);
+  });
+});
+
+describe("papercuts", () => {
+  it("simulate is typed from the definition: arguments, and structuredContent from output", async () => {
+    const typed = tool({ name: "typed", description: "", input: z.object({ n: z.number() }), output: z.object({ doubled: z.number() }), *run({ n }) { return { doubled: n * 2 }; } });
+    const sim = await simulate(typed, { n: 21 });
+    expectTypeOf(sim.result.structuredContent).toEqualTypeOf<({ doubled: number } & Record<string, unknown>) | undefined>();
+    expect(sim.result.structuredContent?.doubled).toBe(42);
+    // @ts-expect-error: an argument the tool does not take
+    await expect(simulate(typed, { m: 1 })).rejects.toMatchObject({ data: { reason: "invalid_arguments" } });
+  });
+
+  it("-32021 on a request without a capabilities envelope says the client may be speaking 2025-era", async () => {
+    const runtime = createRuntime({ state: { keys: [key] } });
+    const ask = tool({ name: "a", description: "", input: z.object({}), *run() { return (yield* elicit("?", Name)).action; } });
+    const e = await expectProtocolError(runtime.callTool(ask, { name: "a", arguments: {} }, {}), -32021);
+    expect(e.message).toMatch(/no io\.modelcontextprotocol\/clientCapabilities at all — a 2025-era client, or an SDK client not pinned to 2026-07-28/);
+    // A request that declares something else gets the plain message.
+    const plain = await expectProtocolError(runtime.callTool(ask, { name: "a", arguments: {} }, { clientCapabilities: { sampling: {} } }), -32021);
+    expect(plain.message).not.toMatch(/2025-era/);
   });
 });

@@ -35,13 +35,21 @@ const CAPABILITY_OBJECT: Record<Capability, Record<string, unknown>> = {
   roots: { roots: {} },
 };
 
+/** Said when a request carried no capabilities envelope at all: the usual cause is the client, not the tool. */
+export const NO_ENVELOPE_HINT =
+  "the request carried no io.modelcontextprotocol/clientCapabilities at all — a 2025-era client, or an SDK client not pinned to 2026-07-28 (versionNegotiation: { mode: { pin: \"2026-07-28\" } } or \"auto\"), declares nothing per request";
+
 /** The call needs a client capability this request did not declare (`-32021`). */
 export class MissingCapabilityError extends ProtocolError {
-  constructor(readonly missing: readonly Capability[]) {
+  constructor(
+    readonly missing: readonly Capability[],
+    /** The request declared nothing at all (no envelope), which the message then explains. */
+    noEnvelope = false,
+  ) {
     const required = Object.assign({}, ...missing.map((m) => CAPABILITY_OBJECT[m])) as Record<string, unknown>;
     super(
       ErrorCode.MissingClientCapability,
-      `This call needs client capabilities the request did not declare: ${missing.join(", ")}`,
+      `This call needs client capabilities the request did not declare: ${missing.join(", ")}${noEnvelope ? ` (${NO_ENVELOPE_HINT})` : ""}`,
       { requiredCapabilities: required },
     );
   }

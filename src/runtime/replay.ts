@@ -20,6 +20,8 @@ export interface RoundInput {
   responses: ReadonlyMap<string, unknown>;
   /** What this request declared: gates asking, and answers `ctx.can` past the journal. */
   declared: (kind: Capability) => boolean;
+  /** The request carried no capabilities envelope at all (a `-32021` then says why). */
+  undeclared?: boolean;
   signal: AbortSignal;
   randomUUID: () => string;
   clock: () => number;
@@ -343,7 +345,7 @@ export class Round {
     generator: RunGenerator<unknown>,
   ): RoundOutcome {
     const missing = [...new Set(asks.map(([, a]) => CAPABILITY_OF[a.kind]))].filter((c) => !this.input.declared(c));
-    if (missing.length > 0) throw new MissingCapabilityError(missing);
+    if (missing.length > 0) throw new MissingCapabilityError(missing, this.input.undeclared === true);
     return {
       type: "input_required",
       inputRequests: Object.fromEntries(asks.map(([k, a]) => [k, requestOf(a) as InputRequest])),

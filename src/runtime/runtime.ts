@@ -23,7 +23,7 @@ import {
 } from "../wire/index.js";
 import { CallContext } from "./call-context.js";
 import type { Definition, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
-import { AuthorCodeError, DivergenceError, NondeterminismError } from "./errors.js";
+import { AuthorCodeError, DivergenceError, NO_ENVELOPE_HINT, NondeterminismError } from "./errors.js";
 import { type JournalRecord, type StatePayload, statePayload } from "./journal.js";
 import { type LiveCall, LiveCalls } from "./live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
@@ -198,10 +198,10 @@ function storeFailure(error: StoreError): ProtocolError {
 }
 
 /** `-32021` for a request that did not declare the tasks extension. */
-function tasksNotDeclared(what: string): ProtocolError {
+function tasksNotDeclared(what: string, noEnvelope = false): ProtocolError {
   return new ProtocolError(
     ErrorCode.MissingClientCapability,
-    `${what} needs the tasks extension, which this request did not declare: add extensions["${TASKS_EXTENSION}"] = {} to its clientCapabilities`,
+    `${what} needs the tasks extension, which this request did not declare: add extensions["${TASKS_EXTENSION}"] = {} to its clientCapabilities${noEnvelope ? ` (${NO_ENVELOPE_HINT})` : ""}`,
     { requiredCapabilities: TASKS_REQUIRED_CAPABILITIES },
   );
 }
@@ -386,6 +386,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         partial: payload?.p ?? {},
         responses,
         declared,
+        undeclared: request.clientCapabilities === undefined,
         signal: abort.signal,
         randomUUID: randomUuid,
         clock,
@@ -479,7 +480,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
       // A task only when this request declared the extension; a tool that needs one refuses others.
       const declared = declaresExtension(request.clientCapabilities, TASKS_EXTENSION);
-      if (def.task === "required" && !declared) throw tasksNotDeclared(`Tool "${def.name}" runs only as a task and`);
+      if (def.task === "required" && !declared) throw tasksNotDeclared(`Tool "${def.name}" runs only as a task and`, request.clientCapabilities === undefined);
       const asTask = def.task !== "never" && declared;
       const startTask = (from: { journal: JournalRecord[]; callId: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext; abort: AbortController } }) =>
         tasks().start({ def, args, principal: request.principal, caps: request.clientCapabilities, journal: from.journal, callId: from.callId, ...(from.message !== undefined ? { message: from.message } : {}), ...(from.resume ? { resume: from.resume } : {}) });

@@ -23,8 +23,16 @@ type Handler = (request: { params: Record<string, unknown> }, ctx: ServerContext
 
 const MULTI_ROUND = ["tools/call", "prompts/get", "resources/read"] as const;
 
+/** The prompt's arguments as the SDK lists them: name, whether required, and the description. */
 function promptArgsSchema(def: PromptDefinition) {
-  return z.object(Object.fromEntries(def.arguments.map((a) => [a.name, a.required ? z.string() : z.string().optional()])));
+  return z.object(
+    Object.fromEntries(
+      def.arguments.map((a) => {
+        const field = a.description === undefined ? z.string() : z.string().describe(a.description);
+        return [a.name, a.required ? field : field.optional()];
+      }),
+    ),
+  );
 }
 
 const unreachable = () => {

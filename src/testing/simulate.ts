@@ -1,9 +1,16 @@
+import type { z } from "zod";
 import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/index.js";
-import type { PromptDefinition, ResourceDefinition, ToolDefinition } from "../runtime/index.js";
-import type { CallToolResult, ClientCapabilities, GetPromptResult, InputRequest, InputRequiredResult, ReadResourceResult } from "../wire/index.js";
+import type { PromptDefinition, ResourceDefinition, ToolContent, ToolDefinition, ToolError } from "../runtime/index.js";
+import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
 
-/** One scripted answer: the raw result, or a function of the request and round number. */
-export type ScriptedAnswer = unknown | ((request: InputRequest, round: number) => unknown);
+/** A raw answer as a client sends it: an elicitation, sampling or roots result. */
+export type AnswerValue = ElicitResult | CreateMessageResult | ListRootsResult;
+
+/**
+ * One scripted answer: the raw result, or a function of the request and round number (which
+ * may return anything — the way to script an invalid answer).
+ */
+export type ScriptedAnswer = AnswerValue | ((request: InputRequest, round: number) => unknown);
 
 /**
  * Answers by `inputRequests` key. A list gives successive answers to successive asks under
@@ -11,6 +18,9 @@ export type ScriptedAnswer = unknown | ((request: InputRequest, round: number) =
  * every key.
  */
 export type Answers = Record<string, ScriptedAnswer | ScriptedAnswer[]> | ((request: InputRequest, key: string, round: number) => unknown);
+
+/** What `simulate` takes as the call's input: a tool's arguments, a prompt's, or nothing for a resource. */
+export type InputOf<D> = D extends ToolDefinition<infer I> ? z.input<I> : D extends PromptDefinition ? Record<string, string> : Record<string, never>;
 
 /** How simulate serves each round. */
 export type SimulatedPaths = "replay" | "resume" | "both";
@@ -81,7 +91,7 @@ export class SimulatedAuthorError extends Error {
 const ALL_CAPABILITIES: ClientCapabilities = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
 /** An elicitation answer that accepts with `content`. */
-export const accept = (content: Record<string, unknown> = {}) => ({ action: "accept" as const, content });
+export const accept = (content: Record<string, string | number | boolean | string[]> = {}) => ({ action: "accept" as const, content });
 /** An elicitation answer that declines. */
 export const decline = () => ({ action: "decline" as const });
 /** An elicitation answer that cancels. */
@@ -98,12 +108,14 @@ function scriptFor(answers: Answers) {
     if (!Object.hasOwn(answers, key)) {
       throw new Error(`simulate: no scripted answer for key "${key}" in round ${round} (asked: ${JSON.stringify(request)}; scripted keys: ${Object.keys(answers).join(", ") || "none"})`);
     }
-    const entry = answers[key];
-    let scripted: ScriptedAnswer = entry;
+    const entry = answers[key]!;
+    let scripted: ScriptedAnswer;
     if (Array.isArray(entry)) {
       const n = used.get(key) ?? 0;
       if (n >= entry.length) throw new Error(`simulate: the ${entry.length} scripted answers for key "${key}" ran out in round ${round}`);
-      scripted = entry[n];
+      scripted = entry[n]!;
+    } else {
+      scripted = entry;
     }
     used.set(key, (used.get(key) ?? 0) + 1);
     return typeof scripted === "function" ? (scripted as (r: InputRequest, n: number) => unknown)(request, round) : scripted;
@@ -113,7 +125,15 @@ function scriptFor(answers: Answers) {
   return { answer, unused };
 }
 
-type ResultOf<D> = D extends ToolDefinition ? CallToolResult : D extends PromptDefinition ? GetPromptResult : ReadResourceResult;
+/** `structuredContent` as the tool's `output` schema types it (a record when it has none). */
+type StructuredOf<R> = [Exclude<R, ToolError>] extends [string | ToolContent] ? Record<string, unknown> : Exclude<R, ToolError>;
+
+/** The complete result a definition gives: for a tool, `structuredContent` typed from its `output`. */
+export type ResultOf<D> = D extends ToolDefinition<z.ZodObject, infer R>
+  ? CallToolResult & { structuredContent?: StructuredOf<R> }
+  : D extends PromptDefinition
+    ? GetPromptResult
+    : ReadResourceResult;
 
 const ephemeralKey = () => [{ id: "sim", secret: crypto.getRandomValues(new Uint8Array(32)) }];
 
@@ -127,7 +147,7 @@ const ephemeralKey = () => [{ id: "sim", secret: crypto.getRandomValues(new Uint
  */
 export async function simulate<D extends ToolDefinition | PromptDefinition | ResourceDefinition>(
   def: D,
-  input: Record<string, unknown> = {},
+  input: InputOf<D> = {} as InputOf<D>,
   answers: Answers = {},
   options: SimulateOptions = {},
 ): Promise<Simulation<ResultOf<D>>> {
@@ -164,7 +184,7 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
     const extra = { ...(requestState !== undefined ? { requestState } : {}), ...(inputResponses !== undefined ? { inputResponses } : {}) };
     const result =
       def.type === "tool"
-        ? await runtime.callTool(def, { name: def.name, arguments: input, ...extra }, info)
+        ? await runtime.callTool(def, { name: def.name, arguments: input as Record<string, unknown>, ...extra }, info)
         : def.type === "prompt"
           ? await runtime.getPrompt(def, { name: def.name, arguments: input, ...extra }, info)
           : await runtime.readResource(def, { uri: def.uri, ...extra }, info);
