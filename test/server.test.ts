@@ -1,7 +1,7 @@
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime } from "mcp-yield";
+import { createRuntime, prompt } from "mcp-yield";
 import { register } from "mcp-yield/server";
 import { bookFlight } from "../examples/tools/book-flight.js";
 
@@ -85,3 +85,24 @@ describe("register when the SDK hides its own handlers", () => {
   });
 });
 
+
+describe("prompts/list", () => {
+  it("lists each argument's description and whether it is required", async () => {
+    const topic = prompt({ name: "topic", description: "Write about a topic", arguments: [{ name: "subject", description: "What to write about", required: true }, { name: "tone", description: "How it should sound" }], *run({ subject }) { return `Write about ${subject}`; } });
+    const handler = createMcpHandler(() => {
+      const server = new McpServer({ name: "p", version: "1" });
+      register(server, [topic], { runtime });
+      return server;
+    });
+    const response = await handler.fetch(new Request("http://x/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "prompts/list" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "prompts/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } } }),
+    }));
+    const body = (await response.json()) as { result: { prompts: Array<{ name: string; arguments: Array<{ name: string; description?: string; required?: boolean }> }> } };
+    expect(body.result.prompts[0]!.arguments).toEqual([
+      { name: "subject", description: "What to write about", required: true },
+      { name: "tone", description: "How it should sound", required: false },
+    ]);
+  });
+});
