@@ -46,7 +46,10 @@ export function buildKeyRing(keys: readonly StateKey[], backend: CryptoBackend):
  * Parse `id:base64secret[,id:base64secret...]` (standard or url-safe base64), the format of
  * the `MCP_YIELD_KEYS` environment variable. Throws `StateConfigError` naming the bad entry.
  */
-export function parseKeyRing(text: string): StateKey[] {
+export function parseKeyRing(text: string | undefined): StateKey[] {
+  if (typeof text !== "string" || text.trim() === "") {
+    throw new StateConfigError("key ring: no keys given (is MCP_YIELD_KEYS set?). Generate one with `npx mcp-yield keygen`; every instance needs the same ring: id:base64secret[,id:base64secret...]");
+  }
   const entries = text.split(",").map((e) => e.trim()).filter((e) => e !== "");
   if (entries.length === 0) throw new StateConfigError("key ring: no keys given");
   return entries.map((entry, index) => {
