@@ -1,0 +1,47 @@
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { accept, simulate } from "mcp-yield/testing";
+
+// The README's code is these files, verbatim, and they work: a newcomer copies code that runs.
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("..", import.meta.url));
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const snippets = readdirSync(new URL("../examples/readme/", import.meta.url)).filter((f) => f.endsWith(".ts"));
+let close = async () => {};
+afterAll(() => close());
+
+describe("README snippets", () => {
+  it.each(snippets)("README.md quotes examples/readme/%s verbatim", (file) => {
+    const code = readFileSync(new URL(`../examples/readme/${file}`, import.meta.url), "utf8").trim();
+    expect(readme).toContain("```ts\n" + code + "\n```");
+  });
+
+  it("the quickstart tool completes under simulate, as the README shows", async () => {
+    const { bookFlight } = await import("../examples/readme/quickstart.js");
+    const sim = await simulate(bookFlight, { destination: "Lisbon" }, { confirm: accept({ confirm: true }) });
+    expect(sim.result.content[0]!.text).toMatch(/^Booked Lisbon: receipt D-lisbon-/);
+  });
+
+  it("the summarize tool reads a reply of one block and of several", async () => {
+    const { summarize } = await import("../examples/readme/summarize.js");
+    const one = await simulate(summarize, { text: "x" }, { "sample-0": { role: "assistant", content: { type: "text", text: "short" }, model: "m" } });
+    const many = await simulate(summarize, { text: "x" }, { "sample-0": { role: "assistant", content: [{ type: "text", text: "two " }, { type: "text", text: "blocks" }], model: "m" } });
+    expect([one.result.content[0]!.text, many.result.content[0]!.text]).toEqual(["short", "two blocks"]);
+  });
+
+  it("the serve snippet serves it, and the official-client snippet calls it", async () => {
+    process.env.PORT = "0";
+    const { http } = await import("../examples/readme/serve.js");
+    await new Promise((r) => (http.listening ? r(undefined) : http.once("listening", r)));
+    close = () => new Promise((r) => http.close(() => r()));
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    const { stdout } = await run(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "examples/readme/official-client.ts"], { cwd: root, env: { ...process.env, MCP_URL: url }, timeout: 30_000 });
+    expect(stdout).toContain("The server asks: Book Lisbon for $120?");
+    expect(stdout).toMatch(/Booked Lisbon: receipt D-lisbon-/);
+  }, 60_000);
+});
