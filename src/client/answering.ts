@@ -32,6 +32,7 @@ export function declaredBy(handlers: InputHandlers): ClientCapabilities {
   };
 }
 
+/** The checks `answerRound` applies before any handler runs, and the call's signal. */
 export interface RoundChecks {
   /** What the caller declared (an ask for anything else ends the call). */
   can: (kind: Capability) => boolean;

@@ -3,6 +3,7 @@ import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type ClientCapabilities, PROT
 import { ClientError } from "./errors.js";
 import type { Send } from "./loop.js";
 
+/** Options of `createFetchSender`. */
 export interface FetchSenderOptions {
   clientInfo?: { name: string; version: string };
   /** Declared on every request (this is what the server may ask for). */

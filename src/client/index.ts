@@ -2,4 +2,5 @@ export { callWithInput, type Send, type InputHandlers, type AskContext, type Loo
 export { createFetchSender, encodeHeaderValue, type FetchSenderOptions } from "./fetch-sender.js";
 export { sdkSender, type SdkRequester } from "./sdk-sender.js";
 export { ClientError, type ClientErrorReason } from "./errors.js";
-export { followTask } from "./task-follow.js";
+export { followTask, type FollowOptions } from "./task-follow.js";
+export type { RoundChecks } from "./answering.js";

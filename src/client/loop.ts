@@ -44,12 +44,14 @@ export interface InputHandlers {
   roots?: (ask: AskContext) => ListRootsResult | Root[] | Promise<ListRootsResult | Root[]>;
 }
 
+/** What `onRound` is told about each `input_required` round. */
 export interface RoundInfo {
   round: number;
   method: string;
   result: InputRequiredResult;
 }
 
+/** Options of `callWithInput`. */
 export interface LoopOptions {
   /** Give up after this many input_required rounds. Default 10 (peers use 8–10). */
   maxRounds?: number;
@@ -69,6 +71,7 @@ export interface LoopOptions {
   onTask?: (task: GetTaskResult) => void;
 }
 
+/** The methods `callWithInput` may call: the three that can answer `input_required`. */
 export type MultiRoundMethod = "tools/call" | "prompts/get" | "resources/read";
 
 const resultTypeOnly = z.looseObject({ resultType: z.string().optional() });

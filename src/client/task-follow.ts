@@ -3,6 +3,7 @@ import { answerRound, type RoundChecks } from "./answering.js";
 import { ClientError } from "./errors.js";
 import type { InputHandlers, Send } from "./loop.js";
 
+/** Options of `followTask`: the round checks, a cap on input exchanges, and a progress callback. */
 export interface FollowOptions extends Omit<RoundChecks, "what"> {
   /** Give up after this many input exchanges. */
   maxRounds: number;

@@ -40,6 +40,7 @@ export function toolError(message: string): ToolError {
   return { [TOOL_ERROR]: true, message };
 }
 
+/** Whether a value is a `toolError(...)` result. */
 export function isToolError(value: unknown): value is ToolError {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[TOOL_ERROR] === true;
 }
@@ -51,7 +52,8 @@ export interface ToolContent {
   isError?: boolean;
 }
 
-type ToolReturn<O> = [O] extends [undefined] ? string | ToolError | ToolContent : O | ToolError;
+/** What a tool's `run` may return: without `output`, a string, `toolError(...)` or `{ content }`; with it, the output's type or `toolError(...)`. */
+export type ToolReturn<O> = [O] extends [undefined] ? string | ToolError | ToolContent : O | ToolError;
 
 /**
  * Whether a tool runs as an MCP task (tasks extension), decided per request:
@@ -68,6 +70,7 @@ export type TaskSupport = "never" | "optional" | "required";
  */
 export type TaskFrom = "start" | "runAsTask";
 
+/** A tool defined with `tool(...)`: its listing, input and output schemas, task support and `run`. */
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown> {
   readonly type: "tool";
   readonly name: string;
@@ -112,6 +115,7 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
   return { type: "tool", ...common("tool", spec), title: spec.title, description: spec.description, input: spec.input, output: spec.output, task, taskFrom };
 }
 
+/** One argument of a prompt, as `prompts/list` shows it. */
 export interface PromptArgument {
   name: string;
   description?: string;
@@ -121,6 +125,7 @@ export interface PromptArgument {
 /** What a prompt's `run` may return. */
 export type PromptReturn = string | PromptMessage[] | { description?: string; messages: PromptMessage[] };
 
+/** A prompt defined with `prompt(...)`. */
 export interface PromptDefinition {
   readonly type: "prompt";
   readonly name: string;
@@ -146,6 +151,7 @@ export function prompt(spec: {
 /** What a resource's `run` may return (a string becomes one text content with the resource's uri). */
 export type ResourceReturn = string | ResourceContents[] | { contents: ResourceContents[] };
 
+/** A resource defined with `resource(...)`. */
 export interface ResourceDefinition {
   readonly type: "resource";
   readonly uri: string;
@@ -169,4 +175,5 @@ export function resource(spec: {
   return { type: "resource", ...common("resource", spec), uri: spec.uri, description: spec.description, mimeType: spec.mimeType };
 }
 
+/** Any definition `register` and the runtime accept. */
 export type Definition = ToolDefinition | PromptDefinition | ResourceDefinition;

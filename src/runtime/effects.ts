@@ -19,6 +19,7 @@ export type ElicitOutcome<T> = { action: "accept"; content: T } | { action: "dec
 /** What a URL elicitation yields (it has no content). */
 export type ElicitUrlOutcome = { action: "accept" } | { action: "decline" } | { action: "cancel" };
 
+/** Options every ask takes: its key, and whether it may take an answer sent before it was asked. */
 export interface AskOptions {
   /** The key under `inputRequests`; default: `<kind>-<n>` for the call's n-th ask (from 0). */
   key?: string;
@@ -31,6 +32,7 @@ export interface AskOptions {
   acceptUnasked?: boolean;
 }
 
+/** The effect `elicit(...)` yields: a form elicitation and the zod schema its answer must satisfy. */
 export interface ElicitEffect {
   readonly kind: "elicit";
   readonly key: string | undefined;
@@ -38,18 +40,21 @@ export interface ElicitEffect {
   readonly params: ElicitFormParams;
   readonly schema: FormSchema;
 }
+/** The effect `elicitUrl(...)` yields. */
 export interface ElicitUrlEffect {
   readonly kind: "elicitUrl";
   readonly key: string | undefined;
   readonly acceptUnasked: boolean;
   readonly params: ElicitUrlParams;
 }
+/** The effect `sample(...)` yields. */
 export interface SampleEffect {
   readonly kind: "sample";
   readonly key: string | undefined;
   readonly acceptUnasked: boolean;
   readonly params: CreateMessageParams;
 }
+/** The effect `listRoots(...)` yields. */
 export interface RootsEffect {
   readonly kind: "roots";
   readonly key: string | undefined;
@@ -58,21 +63,26 @@ export interface RootsEffect {
 /** An effect that asks the client for input. */
 export type AskEffect = ElicitEffect | ElicitUrlEffect | SampleEffect | RootsEffect;
 
+/** The effect `step(...)` yields: a named function whose result is recorded. */
 export interface StepEffect {
   readonly kind: "step";
   readonly name: string;
   readonly fn: (signal: AbortSignal) => unknown;
 }
+/** The effect `now()` yields. */
 export interface NowEffect {
   readonly kind: "now";
 }
+/** The effect `uuid()` yields. */
 export interface UuidEffect {
   readonly kind: "uuid";
 }
+/** The effect `all(...)` yields: several asks answered in one round. */
 export interface AllEffect {
   readonly kind: "all";
   readonly asks: readonly AskEffect[] | Readonly<Record<string, AskEffect>>;
 }
+/** The effect `runAsTask(...)` yields. */
 export interface TaskEffect {
   readonly kind: "task";
   readonly message: string | undefined;
@@ -175,7 +185,8 @@ export function* uuid(): Op<string> {
   return (yield { kind: "uuid" }) as string;
 }
 
-type AskResult<A> = A extends Ask<infer R> ? R : never;
+/** What an ask helper yields through `yield*` (the element types of `all(...)`'s result). */
+export type AskResult<A> = A extends Ask<infer R> ? R : never;
 
 function effectOf(item: unknown, where: string): AskEffect {
   const it = item as Partial<Ask<unknown>> | undefined;
@@ -188,6 +199,7 @@ function effectOf(item: unknown, where: string): AskEffect {
 
 /** Several asks in ONE round. Answers that arrive are kept while the missing ones are asked again. */
 export function all<const T extends readonly Ask<unknown>[]>(asks: T): Op<{ -readonly [K in keyof T]: AskResult<T[K]> }>;
+/** Several asks in ONE round, as an array (answers in order) or an object (answers by member name). Answers that arrive are kept while the missing ones are asked again. */
 export function all<T extends Record<string, Ask<unknown>>>(asks: T): Op<{ [K in keyof T]: AskResult<T[K]> }>;
 export function* all(asks: readonly Ask<unknown>[] | Record<string, Ask<unknown>>): Op<unknown> {
   const effects = Array.isArray(asks)

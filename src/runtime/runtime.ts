@@ -56,6 +56,7 @@ export interface ErrorInfo {
   taskId?: string;
 }
 
+/** Bounds on what one request may carry and one call may take; each breach is a `-32602` with a stable `data.reason`. */
 export interface RuntimeLimits {
   /** Rounds one call may take before it is refused (a client cannot loop forever). Default 64. */
   maxRounds?: number;
@@ -71,6 +72,7 @@ export interface RuntimeLimits {
   maxArgumentDepth?: number;
 }
 
+/** Options of `createRuntime`. */
 export interface RuntimeOptions {
   /** A codec, or the options to build one (see `createStateCodec`). */
   state: StateCodec | StateCodecOptions;
@@ -122,15 +124,19 @@ export interface RuntimeOptions {
   spillBytes?: number;
 }
 
+/** What one round of `tools/call` answers: complete, input required, or a task. */
 export type ToolCallResult = CallToolResult | InputRequiredResult | CreateTaskResult;
 
 /** The empty acknowledgement of `tasks/update` and `tasks/cancel`. */
 export interface TaskAck {
   resultType: "complete";
 }
+/** What one round of `prompts/get` answers. */
 export type PromptGetResult = GetPromptResult | InputRequiredResult;
+/** What one round of `resources/read` answers. */
 export type ResourceReadResult = ReadResourceResult | InputRequiredResult;
 
+/** The framework-free runtime `createRuntime` builds: one method per request kind, plus the tasks methods. */
 export interface Runtime {
   readonly codec: StateCodec;
   readonly limits: Required<RuntimeLimits>;

@@ -8,6 +8,7 @@ import type { RequestInfo } from "../runtime/index.js";
  */
 export type PrincipalOf = (ctx: ServerContext) => string | undefined;
 
+/** The default `PrincipalOf`: the OAuth client id of the request, if any. */
 export const defaultPrincipal: PrincipalOf = (ctx) => ctx.http?.authInfo?.clientId;
 
 /**

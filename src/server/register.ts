@@ -12,6 +12,7 @@ import {
 import { ErrorCode, ProtocolError, TASKS_EXTENSION } from "../wire/index.js";
 import { defaultPrincipal, multiRoundParams, type PrincipalOf, requestInfoOf } from "./context.js";
 
+/** Options of `register`. */
 export interface RegisterOptions {
   /** A runtime to share between requests (build it once), or options to build one. */
   runtime: Runtime | RuntimeOptions;

@@ -9,6 +9,7 @@ import { buildKeyRing, type DerivedKey, type StateKey } from "./keyring.js";
 /** `signed`: HMAC-SHA256, payload readable by the client. `sealed`: AES-256-GCM, payload hidden. */
 export type StateMode = "signed" | "sealed";
 
+/** Options of `createStateCodec`. */
 export interface StateCodecOptions {
   /** Key ring: the first key seals, every key opens. Each secret ≥ 32 bytes. */
   keys: readonly StateKey[];
@@ -24,6 +25,7 @@ export interface StateCodecOptions {
   crypto?: "auto" | "portable";
 }
 
+/** A requestState codec: seals data bound to one call into a token, and opens tokens presented for it. */
 export interface StateCodec<T = unknown> {
   readonly mode: StateMode;
   readonly ttlSeconds: number;

@@ -18,6 +18,7 @@ export interface DerivedKey {
   readonly principal: Uint8Array;
 }
 
+/** The shortest secret a key may have, in bytes. */
 export const MIN_SECRET_BYTES = 32;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 const encoder = new TextEncoder();

@@ -1,5 +1,6 @@
 import { type Store, StoreError, storeOption } from "./store.js";
 
+/** Options of `createMemoryStore`. */
 export interface MemoryStoreOptions {
   /**
    * Most bytes (keys plus values, counted as string lengths) the store holds. Default 64 MiB.

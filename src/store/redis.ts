@@ -6,6 +6,7 @@ export interface RedisCommandClient {
   sendCommand(args: string[]): Promise<unknown>;
 }
 
+/** Options of `createRedisStore`. */
 export interface RedisStoreOptions {
   /** A connected node-redis client you own (the store never closes it), or… */
   client?: RedisCommandClient;

@@ -9,6 +9,7 @@ export {
   type AnswerValue,
   type InputOf,
   type ResultOf,
+  type StructuredOf,
   type ScriptedAnswer,
   type SimulateOptions,
   type Simulation,

@@ -25,6 +25,7 @@ export type InputOf<D> = D extends ToolDefinition<infer I> ? z.input<I> : D exte
 /** How simulate serves each round. */
 export type SimulatedPaths = "replay" | "resume" | "both";
 
+/** Options of `simulate`. */
 export interface SimulateOptions {
   /** Declared client capabilities, for every round or per round; default: elicitation (form + url), sampling and roots. */
   capabilities?: ClientCapabilities | ((round: number) => ClientCapabilities);
@@ -52,6 +53,7 @@ export interface SimulateOptions {
   authorErrors?: "throw" | "return";
 }
 
+/** One round of a simulation that ended with `input_required`. */
 export interface SimulatedRound {
   /** 1-based. */
   round: number;
@@ -66,6 +68,7 @@ export interface SimulatedError {
   info: ErrorInfo;
 }
 
+/** What `simulate` resolves with. */
 export interface Simulation<R> {
   /** The final, complete result. */
   result: R;
@@ -126,7 +129,7 @@ function scriptFor(answers: Answers) {
 }
 
 /** `structuredContent` as the tool's `output` schema types it (a record when it has none). */
-type StructuredOf<R> = [Exclude<R, ToolError>] extends [string | ToolContent] ? Record<string, unknown> : Exclude<R, ToolError>;
+export type StructuredOf<R> = [Exclude<R, ToolError>] extends [string | ToolContent] ? Record<string, unknown> : Exclude<R, ToolError>;
 
 /** The complete result a definition gives: for a tool, `structuredContent` typed from its `output`. */
 export type ResultOf<D> = D extends ToolDefinition<z.ZodObject, infer R>

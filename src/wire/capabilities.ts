@@ -1,6 +1,7 @@
 /** Client capabilities an ask can need, and an author can branch on with `ctx.can(...)`. */
 export type Capability = "elicitation" | "elicitation.url" | "sampling" | "roots";
 
+/** Every capability `ctx.can` knows. */
 export const CAPABILITIES: readonly Capability[] = ["elicitation", "elicitation.url", "sampling", "roots"];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -12,6 +12,7 @@ export const ErrorCode = {
   /** The request's protocol version is not supported. */
   UnsupportedProtocolVersion: -32022,
 } as const;
+/** One of the `ErrorCode` values. */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** A JSON-RPC error object as it goes on the wire. */

@@ -48,6 +48,7 @@ export const primitiveSchemaDefinition = z.union([
     default: z.array(z.string()).optional(),
   }),
 ]);
+/** One field of an elicitation form. */
 export type PrimitiveSchemaDefinition = z.infer<typeof primitiveSchemaDefinition>;
 
 /** `requestedSchema` of a form elicitation: a flat object of primitive fields. */
@@ -56,22 +57,27 @@ export const requestedSchema = z.looseObject({
   properties: z.record(z.string(), primitiveSchemaDefinition),
   required: z.array(z.string()).optional(),
 });
+/** The `requestedSchema` of a form elicitation. */
 export type RequestedSchema = z.infer<typeof requestedSchema>;
 
+/** Params of a form elicitation (`elicitation/create`, mode `form`). */
 export const elicitFormParams = z.looseObject({
   mode: z.literal("form").optional(),
   message: z.string(),
   requestedSchema,
   _meta: meta.optional(),
 });
+/** Params of a form elicitation. */
 export type ElicitFormParams = z.infer<typeof elicitFormParams>;
 
+/** Params of a URL elicitation (`elicitation/create`, mode `url`). */
 export const elicitUrlParams = z.looseObject({
   mode: z.literal("url"),
   message: z.string(),
   url: z.url(),
   _meta: meta.optional(),
 });
+/** Params of a URL elicitation. */
 export type ElicitUrlParams = z.infer<typeof elicitUrlParams>;
 
 const textContent = z.looseObject({ type: z.literal("text"), text: z.string() });
@@ -84,16 +90,21 @@ export const samplingContent = z.union([
   audioContent,
   z.looseObject({ type: z.enum(["tool_use", "tool_result"]) }),
 ]);
+/** A content block of a sampling message or result. */
 export type SamplingContent = z.infer<typeof samplingContent>;
 
+/** Who speaks in a sampling message. */
 export const role = z.enum(["user", "assistant"]);
 
+/** One message of a sampling request. */
 export const samplingMessage = z.looseObject({
   role,
   content: z.union([samplingContent, z.array(samplingContent)]),
 });
+/** One message of a sampling request. */
 export type SamplingMessage = z.infer<typeof samplingMessage>;
 
+/** Params of `sampling/createMessage`. */
 export const createMessageParams = z.looseObject({
   messages: z.array(samplingMessage),
   maxTokens: z.number().int().positive(),
@@ -105,16 +116,20 @@ export const createMessageParams = z.looseObject({
   metadata: z.record(z.string(), z.unknown()).optional(),
   _meta: meta.optional(),
 });
+/** Params of `sampling/createMessage`. */
 export type CreateMessageParams = z.infer<typeof createMessageParams>;
 
+/** An `inputRequests` entry asking for an elicitation. */
 export const elicitInputRequest = z.object({
   method: z.literal("elicitation/create"),
   params: z.union([elicitUrlParams, elicitFormParams]),
 });
+/** An `inputRequests` entry asking the client's model for a completion. */
 export const samplingInputRequest = z.object({
   method: z.literal("sampling/createMessage"),
   params: createMessageParams,
 });
+/** An `inputRequests` entry asking for the client's roots. */
 export const rootsInputRequest = z.object({
   method: z.literal("roots/list"),
   params: z.looseObject({ _meta: meta.optional() }).optional(),
@@ -126,8 +141,10 @@ export const inputRequest = z.discriminatedUnion("method", [
   samplingInputRequest,
   rootsInputRequest,
 ]);
+/** One entry of `inputRequests`. */
 export type InputRequest = z.infer<typeof inputRequest>;
 
 /** `inputRequests`: server-chosen key → bare request. */
 export const inputRequests = z.record(z.string(), inputRequest);
+/** `inputRequests`: server-chosen key → bare request. */
 export type InputRequests = z.infer<typeof inputRequests>;

@@ -14,6 +14,7 @@ export const elicitResult = z.looseObject({
   content: z.record(z.string(), elicitValue).optional(),
   _meta: meta.optional(),
 });
+/** An elicitation's answer. */
 export type ElicitResult = z.infer<typeof elicitResult>;
 
 /** `CreateMessageResult`. */
@@ -24,6 +25,7 @@ export const createMessageResult = z.looseObject({
   stopReason: z.string().optional(),
   _meta: meta.optional(),
 });
+/** A sampling answer. */
 export type CreateMessageResult = z.infer<typeof createMessageResult>;
 
 /** One root the client exposes. */
@@ -32,10 +34,12 @@ export const root = z.looseObject({
   name: z.string().optional(),
   _meta: meta.optional(),
 });
+/** One root the client exposes. */
 export type Root = z.infer<typeof root>;
 
 /** `ListRootsResult`. */
 export const listRootsResult = z.looseObject({ roots: z.array(root), _meta: meta.optional() });
+/** A roots answer. */
 export type ListRootsResult = z.infer<typeof listRootsResult>;
 
 /**
@@ -43,4 +47,5 @@ export type ListRootsResult = z.infer<typeof listRootsResult>;
  * against the result schema of the request asked under its key, never trusted blindly.
  */
 export const inputResponses = z.record(z.string(), z.unknown());
+/** `inputResponses` as it arrives. */
 export type InputResponses = z.infer<typeof inputResponses>;

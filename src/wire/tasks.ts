@@ -11,7 +11,9 @@ import type { JsonRpcErrorObject } from "./errors.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
+/** A task's status: `working` and `input_required` may change; the others are final. */
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+/** The statuses a task never leaves. */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "cancelled"];
 
 /** What every task envelope carries. */

@@ -11,6 +11,7 @@ import { errorToolResult, ResultShapeError, shapeToolResult } from "../results.j
 import type { ErrorInfo } from "../runtime.js";
 import { createResultOf, detailedTaskOf, isTerminal, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
 
+/** Task timing: lifetime, suggested poll interval, lease, sweep and cancel grace. */
 export interface TaskOptions {
   /** How long a task and its outcome are kept, from its creation (its `ttlMs`). Default 1 hour. */
   ttlMs?: number;
