@@ -1,14 +1,16 @@
 import type { ReplayRow } from "./sections.js";
 
-/** An SVG line chart of server CPU per whole call against rounds (log-log), three variants. */
+/** An SVG line chart of server CPU per whole call against rounds (log-log), five variants. */
 export function replayChart(rows: ReplayRow[], title: string): string {
   const W = 760;
   const H = 400;
   const m = { l: 70, r: 230, t: 40, b: 50 };
   const series: Array<[string, string, (r: ReplayRow) => number]> = [
-    ["generator (mcp-yield)", "#1f77b4", (r) => r.generatorUs],
-    ["hand-written, our codec", "#2ca02c", (r) => r.handWrittenUs],
-    ["SDK inputRequired + codec", "#d62728", (r) => r.sdkUs],
+    ["(a) generator, live", "#1f77b4", (r) => r.us.generatorLive],
+    ["(a) generator, stateless", "#9467bd", (r) => r.us.generatorStateless],
+    ["(b) hand-written { i, sum }", "#2ca02c", (r) => r.us.handWritten],
+    ["(b2) hand-written, all answers", "#8c564b", (r) => r.us.handWrittenAll],
+    ["(c) SDK inputRequired + codec", "#d62728", (r) => r.us.sdk],
   ];
   const xs = rows.map((r) => r.rounds);
   const ys = rows.flatMap((r) => series.map(([, , f]) => f(r)));

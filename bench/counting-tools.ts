@@ -81,3 +81,30 @@ export async function driveCall(call: (params: CallParams) => unknown, rounds: n
     params = { name: "count", arguments: { rounds }, inputResponses, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) };
   }
 }
+
+type Kept = { answers: Array<{ action: string; content?: { n: number } }> };
+
+/** (b2) The state machine that keeps every answer, as any real multi-question tool keeps its answers. */
+export function handWrittenAllCount(keys: StateKey[]) {
+  const codec: StateCodec<Kept> = createStateCodec<Kept>({ keys });
+  return (params: CallParams) => {
+    const rounds = params.arguments.rounds;
+    const binding = { method: "tools/call" as const, target: "count", arguments: params.arguments };
+    const st: Kept = params.requestState === undefined ? { answers: [] } : codec.open(params.requestState, binding).data;
+    const key = `n${st.answers.length}`;
+    const raw = params.inputResponses && Object.hasOwn(params.inputResponses, key) ? params.inputResponses[key] : undefined;
+    const answer = elicitResult.safeParse(raw);
+    if (answer.success) {
+      const content = answer.data.action === "accept" ? Num.safeParse(answer.data.content) : undefined;
+      if (answer.data.action !== "accept") st.answers.push({ action: answer.data.action });
+      else if (content?.success) st.answers.push({ action: "accept", content: content.data });
+    }
+    if (st.answers.length >= rounds) return { resultType: "complete", content: [{ type: "text", text: `sum ${st.answers.reduce((s, a) => s + (a.content?.n ?? 0), 0)}` }] };
+    const next = `n${st.answers.length}`;
+    return {
+      resultType: "input_required",
+      inputRequests: { [next]: { method: "elicitation/create", params: { mode: "form", message: `Number ${st.answers.length + 1} of ${rounds}?`, requestedSchema } } },
+      requestState: codec.seal({ binding, data: st }),
+    };
+  };
+}

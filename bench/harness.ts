@@ -1,16 +1,15 @@
+import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
 
 /**
- * An alternating, isolated benchmark harness. Machines here are noisy, so variants are never
- * measured one after another in long blocks: each batch runs every variant once, in rotating
- * order, and a variant's cost is the median over its batches; ratios are taken between medians
- * of the same run. Each variant lives in its own worker thread (its own V8 isolate, JIT and
- * heap), so one variant's object shapes and garbage never slow another down — run in one
- * isolate, the generator measured up to 1.4× slower than it does alone. Batches are 200 ms:
- * at 25 ms the spread between batches of one variant was as large as the effect measured.
- * (tinybench and mitata run one task to completion before the next, so a burst of background
- * load lands on one variant only.)
+ * The benchmark harness for noisy shared machines. Each variant runs in its own process (its
+ * own JIT and heap, nothing shared) and is measured in CPU time — this process's user + system
+ * time, which other processes on the machine do not inflate the way they inflate wall time.
+ * Variants alternate in short batches, one round of batches after another, in rotating order;
+ * a ratio is taken within each round (paired: the two batches ran moments apart) and the
+ * median of those ratios is the run's figure. `runs` fresh sets of processes give the median
+ * of run medians. (Wall time in worker threads read the same build anywhere from 0.73 to 1.18
+ * here; paired CPU ratios stay within a few percent.)
  */
 
 export interface VariantSpec {
@@ -21,62 +20,88 @@ export interface VariantSpec {
   args: unknown[];
 }
 
-export interface Measured {
-  name: string;
-  /** Median nanoseconds per operation. */
-  nsPerOp: number;
-  /** Spread: (p75 - p25) / median of the batch means. */
-  spread: number;
-  batches: number;
+/** CPU nanoseconds per operation, `samples[round][variant]`, and wall nanoseconds likewise. */
+export interface Sampled {
+  names: string[];
+  samples: number[][];
+  wall: number[][];
 }
 
-const median = (xs: number[]) => {
+export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
-const workerFile = fileURLToPath(new URL("./worker.js", import.meta.url));
+const procFile = fileURLToPath(new URL("./proc.js", import.meta.url));
 
-function ask<T>(worker: Worker, message: unknown): Promise<T> {
+function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
     const onMessage = (reply: T) => {
-      worker.off("error", onError);
+      child.off("exit", onExit);
       resolve(reply);
     };
-    const onError = (error: Error) => {
-      worker.off("message", onMessage);
-      reject(error);
-    };
-    worker.once("message", onMessage);
-    worker.once("error", onError);
-    worker.postMessage(message);
+    const onExit = (code: number | null) => reject(new Error(`benchmark process exited (${code}) before answering`));
+    child.once("message", onMessage);
+    child.once("exit", onExit);
+    child.send(message as never);
   });
 }
 
-/** Measure variants alternately: `batches` rounds, each running every variant for ≈ `batchMs`. */
-export async function compare(variants: VariantSpec[], options: { batches?: number; batchMs?: number } = {}): Promise<Measured[]> {
-  const batches = options.batches ?? 9;
-  const batchMs = options.batchMs ?? 200;
-  const workers = variants.map((v) => new Worker(workerFile, { workerData: { factory: v.factory, args: v.args } }));
+/** One run: fresh processes, calibrated one at a time, then `rounds` rounds of alternating batches. */
+export async function sample(variants: VariantSpec[], options: { rounds?: number; batchMs?: number } = {}): Promise<Sampled> {
+  const rounds = options.rounds ?? 15;
+  const batchMs = options.batchMs ?? 60;
+  const children = variants.map((v) => fork(procFile, [v.factory, JSON.stringify(v.args)], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [] }));
   try {
-    // One at a time: warm-up and calibration must not overlap either.
+    await Promise.all(children.map((c) => new Promise((resolve, reject) => {
+      c.once("message", resolve);
+      c.once("exit", (code) => reject(new Error(`benchmark process exited (${code}) while starting`)));
+    })));
     const ops: number[] = [];
-    for (const w of workers) ops.push(await ask<number>(w, { type: "calibrate", batchMs }));
-    const samples: number[][] = variants.map(() => []);
-    for (let b = 0; b < batches; b++) {
+    for (const c of children) ops.push(await ask<number>(c, { type: "calibrate", batchMs }));
+    const samples: number[][] = [];
+    const wall: number[][] = [];
+    for (let r = 0; r < rounds; r++) {
+      const row = new Array<number>(variants.length);
+      const wallRow = new Array<number>(variants.length);
       for (let k = 0; k < variants.length; k++) {
-        const i = (b + k) % variants.length;
-        samples[i]!.push(await ask<number>(workers[i]!, { type: "batch", ops: ops[i] }));
+        const i = (r + k) % variants.length;
+        const t = await ask<{ cpu: number; wall: number }>(children[i]!, { type: "batch", ops: ops[i] });
+        row[i] = t.cpu;
+        wallRow[i] = t.wall;
       }
+      samples.push(row);
+      wall.push(wallRow);
     }
-    return variants.map((v, i) => {
-      const xs = samples[i]!;
-      const m = median(xs);
-      return { name: v.name, nsPerOp: m, spread: (quantile(xs, 0.75) - quantile(xs, 0.25)) / m, batches: xs.length };
-    });
+    return { names: variants.map((v) => v.name), samples, wall };
   } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
+    for (const c of children) if (c.connected) c.send({ type: "exit" });
   }
+}
+
+/** Median CPU ns per operation of `name` over the rounds of one run. */
+export function cost(s: Sampled, name: string): number {
+  const i = s.names.indexOf(name);
+  return median(s.samples.map((row) => row[i]!));
+}
+
+/** Median wall nanoseconds per operation of `name` over the rounds of one run. */
+export function wallCost(s: Sampled, name: string): number {
+  const i = s.names.indexOf(name);
+  return median(s.wall.map((row) => row[i]!));
+}
+
+/** The paired ratio a/b: per round, then the median over rounds. */
+export function ratio(s: Sampled, a: string, b: string): number {
+  const i = s.names.indexOf(a);
+  const j = s.names.indexOf(b);
+  return median(s.samples.map((row) => row[i]! / row[j]!));
+}
+
+/** `runs` fresh runs; `summarize` turns each into figures; per figure, the median across runs. */
+export async function repeated<T extends Record<string, number>>(runs: number, variants: VariantSpec[], summarize: (s: Sampled) => T, options?: { rounds?: number; batchMs?: number }): Promise<T> {
+  const results: T[] = [];
+  for (let r = 0; r < runs; r++) results.push(summarize(await sample(variants, options)));
+  return Object.fromEntries(Object.keys(results[0]!).map((k) => [k, median(results.map((x) => x[k]!))])) as T;
 }

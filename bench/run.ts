@@ -1,64 +1,96 @@
-// `npm run bench`: every comparison in one run, alternating, reported as ratios.
-// Writes bench/results.json and bench/replay.svg and prints the tables the README quotes.
+// `npm run bench`: every comparison in one run, as paired CPU-time ratios, each against its
+// target. Writes results/bench-results.json and results/replay.svg; `npm run bench -- --readme`
+// also writes bench/results.json, bench/replay.svg and the README's block.
 import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { replayChart } from "./chart.js";
 import { httpSection } from "./http-load.js";
-import { type CodecRow, type ReplayRow, sizeSection } from "./sections.js";
+import { updateReadmeBlock } from "./readme-block.js";
+import { codecSection, replaySection, storeSection, tokenSection } from "./sections.js";
 
 const run = promisify(execFile);
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
-const repeats = Number(process.env.BENCH_REPEATS ?? 3);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const runs = Number(process.env.BENCH_RUNS ?? 3);
 const f = (n: number, d = 2) => n.toFixed(d);
+const log = (l: string) => process.stderr.write(`${l}\n`);
 
-/** Run a section in `repeats` fresh processes; per metric, the median across them. */
-async function repeated<T extends Record<string, unknown>>(name: string, keyOf: (row: T) => number): Promise<T[]> {
-  const runs: T[][] = [];
-  for (let i = 0; i < repeats; i++) {
-    const { stdout } = await run(process.execPath, [here("./section.js"), name], { maxBuffer: 1 << 24 });
-    runs.push(JSON.parse(stdout) as T[]);
-    process.stderr.write(`  ${name} ${i + 1}/${repeats}\n`);
+async function redisUp(): Promise<boolean> {
+  const { createRedisStore } = await import("mcp-yield/redis");
+  try {
+    const store = await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", timeoutMs: 500 });
+    await store.close();
+    return true;
+  } catch {
+    return false;
   }
-  const merge = (rows: unknown[]): unknown => {
-    const first = rows[0];
-    if (typeof first === "number") return median(rows as number[]);
-    if (first && typeof first === "object") return Object.fromEntries(Object.keys(first).map((k) => [k, merge(rows.map((r) => (r as Record<string, unknown>)[k]))]));
-    return first;
-  };
-  return runs[0]!.map((row) => merge(runs.map((r) => r.find((x) => keyOf(x) === keyOf(row)))) as T);
 }
 
 const started = Date.now();
-process.stderr.write("replay...\n");
-const replay = await repeated<ReplayRow & Record<string, unknown>>("replay", (r) => r.rounds);
-process.stderr.write("codec...\n");
-const codec = await repeated<CodecRow & Record<string, unknown>>("codec", (r) => r.records);
-process.stderr.write("state size...\n");
-const size = await sizeSection();
-process.stderr.write("http...\n");
+log(`replay (${runs} fresh runs per row)...`);
+const replay = await replaySection(runs);
+log("codec...");
+const codec = await codecSection(runs);
+log("token size...");
+const token = await tokenSection();
+log("heap per suspended call...");
+const heapKiB = Number((await run(process.execPath, ["--expose-gc", here("./heap.js")], { maxBuffer: 1 << 20 })).stdout.trim());
+const redis = await redisUp();
+log(`store (memory${redis ? " and Redis" : "; no Redis reachable, its row is skipped"})...`);
+const store = await storeSection(runs, redis);
+log("http...");
 const http = await httpSection();
 
+const at = <T extends { rounds?: number; records?: number }>(rows: T[], key: "rounds" | "records", v: number) => rows.find((r) => r[key] === v)!;
+type Target = { name: string; value: number; target: string; met: boolean };
+const atMost = (name: string, value: number, limit: number): Target => ({ name, value: Number(value.toFixed(3)), target: `≤ ${limit}`, met: value <= limit });
+const atLeast = (name: string, value: number, limit: number): Target => ({ name, value: Number(value.toFixed(3)), target: `≥ ${limit}`, met: value >= limit });
+const targets: Target[] = [
+  atMost("live path: a/b at R = 3", at(replay, "rounds", 3).liveVsHandWritten, 1.0),
+  atMost("live path: a/b at R = 30", at(replay, "rounds", 30).liveVsHandWritten, 1.0),
+  atMost("stateless: a/b at R = 3", at(replay, "rounds", 3).statelessVsHandWritten, 1.3),
+  atMost("stateless: a/b at R = 30", at(replay, "rounds", 30).statelessVsHandWritten, 1.5),
+  atMost("stateless: a/b2 at R = 30", at(replay, "rounds", 30).statelessVsHandWrittenAll, 1.25),
+  atMost("codec, 10 records: signed / HMAC floor", at(codec, "records", 10).signedVsHmacFloor, 1.5),
+  atMost("codec, 10 records: sealed / AES-GCM floor", at(codec, "records", 10).sealedVsGcmFloor, 1.4),
+  atMost("codec, 100 records: signed / HMAC floor", at(codec, "records", 100).signedVsHmacFloor, 1.2),
+  atMost("codec, 100 records: sealed / AES-GCM floor", at(codec, "records", 100).sealedVsGcmFloor, 1.2),
+  atMost("token bytes per small answer (sealed)", token.find((t) => t.mode === "sealed")!.bytesPerAnswer, 45),
+  atMost("heap per suspended call at its third ask (KiB)", heapKiB, 8),
+  atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0),
+];
+
 const machine = { node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10) };
-const results = { machine, repeats, seconds: Math.round((Date.now() - started) / 1000), replay, codec, size, http };
-writeFileSync(here("../../../bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
-writeFileSync(here("../../../bench/replay.svg"), `${replayChart(replay, "Server CPU per call (median of alternating batches)")}\n`);
+const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), targets, replay, codec, token, heapKiB, store, http };
 
 const lines: string[] = [];
-lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}. Medians of ${repeats} processes.`);
-lines.push("", "Replay — server CPU per whole call of R rounds (µs) and ratios (target a/b ≤ 1.15 at R=3, ≤ 1.5 at R=30):", "");
-lines.push("| R | (a) generator | (b) hand-written, our codec | (c) SDK inputRequired + codec | a/b | a/c |", "|---|---|---|---|---|---|");
-for (const r of replay) lines.push(`| ${r.rounds} | ${f(r.generatorUs, 0)} | ${f(r.handWrittenUs, 0)} | ${f(r.sdkUs, 0)} | ${f(r.vsHandWritten)} | ${f(r.vsSdk)} |`);
-lines.push("", "Codec — seal + open per round (µs), journal of N records (target ≤ 1.5× floor at 10, faster than the SDK):", "");
-lines.push("| records | floor (JSON + 1 HMAC) | sealed | signed | SDK codec | sealed/floor | signed/floor | sealed/SDK | token bytes (sealed / SDK) |", "|---|---|---|---|---|---|---|---|---|");
-for (const r of codec) lines.push(`| ${r.records} | ${f(r.us.floor, 1)} | ${f(r.us.sealed, 1)} | ${f(r.us.signed, 1)} | ${f(r.us.sdk, 1)} | ${f(r.sealedVsFloor)} | ${f(r.signedVsFloor)} | ${f(r.sealedVsSdk)} | ${r.tokenBytes.sealed} / ${r.tokenBytes.sdk} |`);
-lines.push("", "State size per round (bytes) against the raw JSON of the answers recorded so far:", "");
-lines.push("| tool | round | requestState | answers JSON |", "|---|---|---|---|");
-for (const r of size) lines.push(`| ${r.tool} | ${r.round} | ${r.stateBytes} | ${r.answersJsonBytes} |`);
-lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, same SDK server (target ≥ 0.95):`, "");
-lines.push("| generator | hand-written | ratio |", "|---|---|---|", `| ${f(http.generatorCallsPerSec, 0)} | ${f(http.handWrittenCallsPerSec, 0)} | ${f(http.ratio)} |`);
-console.log(lines.join("\n"));
-process.stderr.write(`done in ${results.seconds}s: bench/results.json, bench/replay.svg\n`);
+lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}. CPU time per variant process, paired ratios over alternating batches, medians of ${runs} fresh runs.`);
+lines.push("", "Targets:", "", "| measure | value | target | met |", "|---|---|---|---|");
+for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.target} | ${t.met ? "yes" : "**no**"} |`);
+lines.push("", "Replay — server CPU per whole call of R rounds (µs): (a) the generator resuming (live) or replaying every round (stateless, `liveCalls: 0`), (b) hand-written keeping `{ i, sum }`, (b2) hand-written keeping every answer, (c) the SDK's `inputRequired` + codec:", "");
+lines.push("| R | (a) live | (a) stateless | (b) | (b2) | (c) | a/b live | a/b stateless | a/b2 stateless | a/c live |", "|---|---|---|---|---|---|---|---|---|---|");
+for (const r of replay) lines.push(`| ${r.rounds} | ${f(r.us.generatorLive, 0)} | ${f(r.us.generatorStateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.us.handWrittenAll, 0)} | ${f(r.us.sdk, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.statelessVsHandWrittenAll)} | ${f(r.liveVsSdk)} |`);
+lines.push("", "Codec — seal + open of a journal of N records (µs) against two floors (JSON + one native HMAC; JSON + one native AES-256-GCM) and the SDK's codec:", "");
+lines.push("| records | HMAC floor | GCM floor | signed | sealed | SDK | signed/HMAC | sealed/GCM | sealed/SDK | token bytes (sealed / signed / SDK) |", "|---|---|---|---|---|---|---|---|---|---|");
+for (const r of codec) lines.push(`| ${r.records} | ${f(r.us.hmacFloor, 1)} | ${f(r.us.gcmFloor, 1)} | ${f(r.us.signed, 1)} | ${f(r.us.sealed, 1)} | ${f(r.us.sdk, 1)} | ${f(r.signedVsHmacFloor)} | ${f(r.sealedVsGcmFloor)} | ${f(r.sealedVsSdk)} | ${r.tokenBytes.sealed} / ${r.tokenBytes.signed} / ${r.tokenBytes.sdk} |`);
+lines.push("", `Token: each small answer (${token[0]!.answerJsonBytes} bytes of JSON) adds ${token.map((t) => `${f(t.bytesPerAnswer, 1)} bytes (${t.mode})`).join(", ")}. Heap per call suspended at its third ask, through the SDK with 100 SDK tools registered: ${f(heapKiB, 1)} KiB.`);
+lines.push("", "Store — per round of a 3-ask call (µs): this process's CPU, and wall time (a Redis round trip is mostly waiting):", "");
+lines.push("| store | CPU per round | wall per round | CPU vs no store |", "|---|---|---|---|");
+for (const s of store) lines.push(`| ${s.store === "none" ? "none (stateless)" : s.store} | ${f(s.cpuUsPerRound, 1)} | ${f(s.wallUsPerRound, 1)} | ${f(s.vsNone)} |`);
+lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server: generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)}.`);
+const markdown = lines.join("\n");
+console.log(markdown);
+
+mkdirSync(here("../../../results"), { recursive: true });
+writeFileSync(here("../../../results/bench-results.json"), `${JSON.stringify(results, null, 2)}\n`);
+const svg = `${replayChart(replay, "Server CPU per call (median of paired alternating batches)")}\n`;
+writeFileSync(here("../../../results/replay.svg"), svg);
+if (process.argv.includes("--readme")) {
+  writeFileSync(here("../../../bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(here("../../../bench/replay.svg"), svg);
+  updateReadmeBlock("bench", markdown);
+}
+log(`done in ${results.seconds}s: results/bench-results.json, results/replay.svg${process.argv.includes("--readme") ? "; bench/results.json, bench/replay.svg and README.md updated" : " (tracked files untouched: add --readme to update them)"}`);
+log(`targets met: ${targets.filter((t) => t.met).length}/${targets.length}`);

@@ -1,98 +1,119 @@
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
 import { createRuntime, createStateCodec, type StateKey } from "mcp-yield";
-import { accept, simulate } from "mcp-yield/testing";
-import { bookFlight } from "../examples/tools/book-flight.js";
-import { planTrip } from "../examples/tools/plan-trip.js";
-import { compare, type Measured } from "./harness.js";
+import { countGenerator, driveCall } from "./counting-tools.js";
+import { cost, ratio, repeated, wallCost } from "./harness.js";
 import { journalOf } from "./variants.js";
 
 const secret = new Uint8Array(32).fill(42);
 const keys: StateKey[] = [{ id: "bench", secret }];
 
+/** Server CPU for a whole call of R rounds (µs), five ways, and the ratios the targets name. */
 export interface ReplayRow {
   rounds: number;
-  generatorUs: number;
-  handWrittenUs: number;
-  sdkUs: number;
-  /** a/b and a/c for the whole call. */
-  vsHandWritten: number;
-  vsSdk: number;
+  us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number };
+  /** a/b on the live path (resuming), a/b and a/b2 fully stateless (replaying every round), a/c. */
+  liveVsHandWritten: number;
+  statelessVsHandWritten: number;
+  statelessVsHandWrittenAll: number;
+  liveVsSdk: number;
 }
 
-/** 1. Replay: server CPU for a whole call of R rounds, three ways. */
-export async function replaySection(roundsList = [1, 3, 10, 30]): Promise<ReplayRow[]> {
+export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): Promise<ReplayRow[]> {
   const rows: ReplayRow[] = [];
   for (const rounds of roundsList) {
-    const [a, b, c] = await compare(
-      [
-        { name: "generator", factory: "generator", args: [rounds] },
-        { name: "hand-written", factory: "handWritten", args: [rounds] },
-        { name: "sdk", factory: "sdk", args: [rounds] },
-      ],
-      { batches: 9, batchMs: 200 },
-    );
-    rows.push({ rounds, generatorUs: a!.nsPerOp / 1e3, handWrittenUs: b!.nsPerOp / 1e3, sdkUs: c!.nsPerOp / 1e3, vsHandWritten: a!.nsPerOp / b!.nsPerOp, vsSdk: a!.nsPerOp / c!.nsPerOp });
+    const r = await repeated(runs, [
+      { name: "a-live", factory: "generator", args: [rounds, 1000] },
+      { name: "a-stateless", factory: "generator", args: [rounds, 0] },
+      { name: "b", factory: "handWritten", args: [rounds] },
+      { name: "b2", factory: "handWrittenAll", args: [rounds] },
+      { name: "c", factory: "sdk", args: [rounds] },
+    ], (s) => ({
+      aLive: cost(s, "a-live"), aStateless: cost(s, "a-stateless"), b: cost(s, "b"), b2: cost(s, "b2"), c: cost(s, "c"),
+      liveB: ratio(s, "a-live", "b"), statelessB: ratio(s, "a-stateless", "b"), statelessB2: ratio(s, "a-stateless", "b2"), liveC: ratio(s, "a-live", "c"),
+    }));
+    rows.push({
+      rounds,
+      us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3 },
+      liveVsHandWritten: r.liveB, statelessVsHandWritten: r.statelessB, statelessVsHandWrittenAll: r.statelessB2, liveVsSdk: r.liveC,
+    });
   }
   return rows;
 }
 
+/** Seal + open of a journal of N records (µs) against two floors and the SDK's codec. */
 export interface CodecRow {
   records: number;
-  tokenBytes: { sealed: number; signed: number; sdk: number };
-  us: { floor: number; sealed: number; signed: number; sdk: number };
-  sealedVsFloor: number;
-  signedVsFloor: number;
+  us: { hmacFloor: number; gcmFloor: number; signed: number; sealed: number; sdk: number };
+  signedVsHmacFloor: number;
+  sealedVsGcmFloor: number;
   sealedVsSdk: number;
+  tokenBytes: { sealed: number; signed: number; sdk: number };
 }
 
-/** 2. Codec: seal + open of a journal of N records against the floor and the SDK's codec. */
-export async function codecSection(sizes = [1, 10, 100]): Promise<CodecRow[]> {
+export async function codecSection(runs: number, sizes = [1, 10, 100]): Promise<CodecRow[]> {
   const rows: CodecRow[] = [];
   for (const records of sizes) {
-    const [f, e, s, k] = await compare([
-      { name: "floor", factory: "floor", args: [records] },
-      { name: "sealed", factory: "ours", args: [records, "sealed"] },
+    const r = await repeated(runs, [
+      { name: "hmac", factory: "hmacFloor", args: [records] },
+      { name: "gcm", factory: "gcmFloor", args: [records] },
       { name: "signed", factory: "ours", args: [records, "signed"] },
+      { name: "sealed", factory: "ours", args: [records, "sealed"] },
       { name: "sdk", factory: "sdkCodec", args: [records] },
-    ], { batches: 9, batchMs: 200 });
+    ], (s) => ({
+      hmac: cost(s, "hmac"), gcm: cost(s, "gcm"), signed: cost(s, "signed"), sealed: cost(s, "sealed"), sdk: cost(s, "sdk"),
+      signedHmac: ratio(s, "signed", "hmac"), sealedGcm: ratio(s, "sealed", "gcm"), sealedSdk: ratio(s, "sealed", "sdk"),
+    }));
     const data = journalOf(records);
     const seal = (mode: "sealed" | "signed") => createStateCodec({ keys, mode }).seal({ binding: { method: "tools/call", target: "count", arguments: { rounds: 3 } }, data }).length;
     rows.push({
       records,
+      us: { hmacFloor: r.hmac / 1e3, gcmFloor: r.gcm / 1e3, signed: r.signed / 1e3, sealed: r.sealed / 1e3, sdk: r.sdk / 1e3 },
+      signedVsHmacFloor: r.signedHmac, sealedVsGcmFloor: r.sealedGcm, sealedVsSdk: r.sealedSdk,
       tokenBytes: { sealed: seal("sealed"), signed: seal("signed"), sdk: (await createRequestStateCodec({ key: secret }).mint(data)).length },
-      us: { floor: f!.nsPerOp / 1e3, sealed: e!.nsPerOp / 1e3, signed: s!.nsPerOp / 1e3, sdk: k!.nsPerOp / 1e3 },
-      sealedVsFloor: e!.nsPerOp / f!.nsPerOp,
-      signedVsFloor: s!.nsPerOp / f!.nsPerOp,
-      sealedVsSdk: e!.nsPerOp / k!.nsPerOp,
     });
   }
   return rows;
 }
 
-export interface SizeRow {
-  tool: string;
-  round: number;
-  stateBytes: number;
-  /** JSON of the answers recorded so far (what the journal must at least carry). */
-  answersJsonBytes: number;
+/** Token bytes each small answer adds (the `count` tool's `{ action: "accept", content: { n } }`). */
+export interface TokenRow {
+  mode: "sealed" | "signed";
+  bytesPerAnswer: number;
+  /** The raw JSON of one such answer, for scale. */
+  answerJsonBytes: number;
 }
 
-/** 3. State size per round for typical answers. */
-export async function sizeSection(): Promise<SizeRow[]> {
-  const runtime = createRuntime({ state: { keys } });
-  const rows: SizeRow[] = [];
-  const planAnswers = { name: accept({ name: "Ada Lovelace" }), destination: accept({ destination: "Kyoto" }), confirm: accept({ confirm: true }) };
-  const flights = { confirm: accept({ confirm: true }) };
-  for (const [def, input, answers] of [[planTrip, {}, planAnswers], [bookFlight, { destination: "Lisbon" }, flights]] as const) {
-    const sim = await simulate(def, input, answers, { runtime });
-    const given: unknown[] = [];
-    sim.rounds.forEach((r, i) => {
-      rows.push({ tool: def.name, round: r.round, stateBytes: r.stateBytes, answersJsonBytes: JSON.stringify(given).length });
-      given.push(...Object.keys(r.inputRequests).map((k) => (answers as Record<string, unknown>)[k]));
-      void i;
-    });
+export async function tokenSection(): Promise<TokenRow[]> {
+  const rows: TokenRow[] = [];
+  for (const mode of ["sealed", "signed"] as const) {
+    const runtime = createRuntime({ state: { keys, mode } });
+    const sizes: number[] = [];
+    await driveCall(async (p) => {
+      const r = (await runtime.callTool(countGenerator, p, { clientCapabilities: { elicitation: {} } })) as { requestState?: string };
+      if (r.requestState) sizes.push(r.requestState.length);
+      return r;
+    }, 30);
+    rows.push({ mode, bytesPerAnswer: (sizes[29]! - sizes[9]!) / 20, answerJsonBytes: JSON.stringify({ action: "accept", content: { n: 1 } }).length });
   }
   return rows;
 }
 
-export type { Measured };
+/** Per round of a 3-ask call (µs): no store, the memory store, Redis — CPU of this process, and wall time. */
+export interface StoreRow {
+  store: "none" | "memory" | "redis";
+  cpuUsPerRound: number;
+  wallUsPerRound: number;
+  vsNone: number;
+}
+
+export async function storeSection(runs: number, redis: boolean): Promise<StoreRow[]> {
+  const rounds = 3;
+  const variants = [
+    { name: "none", factory: "generator", args: [rounds, 1000] },
+    { name: "memory", factory: "generatorOnStore", args: [rounds, "memory"] },
+    ...(redis ? [{ name: "redis", factory: "generatorOnStore", args: [rounds, "redis"] }] : []),
+  ];
+  const r = await repeated(runs, variants, (s) => Object.fromEntries(variants.flatMap((v) => [[`${v.name}Cpu`, cost(s, v.name)], [`${v.name}Wall`, wallCost(s, v.name)], [`${v.name}Ratio`, ratio(s, v.name, "none")]])));
+  const perRound = (ns: number) => ns / 1e3 / (rounds + 1);
+  return variants.map((v) => ({ store: v.name as StoreRow["store"], cpuUsPerRound: perRound(r[`${v.name}Cpu`]!), wallUsPerRound: perRound(r[`${v.name}Wall`]!), vsNone: r[`${v.name}Ratio`]! }));
+}

@@ -1,11 +1,12 @@
-import { createHmac } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, randomFillSync } from "node:crypto";
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
-import { createRuntime, createStateCodec, digestOf, type StateKey } from "mcp-yield";
-import { countGenerator, driveCall, handWrittenCount, sdkCount } from "./counting-tools.js";
+import { createMemoryStore, createRuntime, createStateCodec, digestOf, type StateKey, type Store } from "mcp-yield";
+import { createRedisStore } from "mcp-yield/redis";
+import { countGenerator, driveCall, handWrittenAllCount, handWrittenCount, sdkCount } from "./counting-tools.js";
 
 /**
- * The benchmark's variants, as factories the worker threads call by name. Each returns one
- * operation: a whole call of R rounds (replay section), or one seal + open (codec section).
+ * The benchmark's variants, as factories the variant processes call by name. Each returns one
+ * operation: a whole call of R rounds (replay and store sections), or one seal + open (codec).
  */
 
 const secret = new Uint8Array(32).fill(42);
@@ -20,15 +21,27 @@ async function wholeCall(call: Call, rounds: number): Promise<() => Promise<numb
   return () => driveCall(call, rounds);
 }
 
-/** (a) The generator through the runtime. */
-export function generator(rounds: number) {
-  const runtime = createRuntime({ state: { keys } });
+/** (a) The generator through the runtime: `liveCalls` 1000 (resumes) or 0 (replays every round, as on another instance). */
+export function generator(rounds: number, liveCalls = 1000) {
+  const runtime = createRuntime({ state: { keys }, liveCalls });
   return wholeCall((p) => runtime.callTool(countGenerator, p, info), rounds);
 }
 
-/** (b) The same tool as a hand-written state machine on our codec. */
+/** (a) with a store: single-use states (each round redeemed, its response kept). */
+export async function generatorOnStore(rounds: number, store: "memory" | "redis") {
+  const s: Store = store === "memory" ? createMemoryStore() : await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` });
+  const runtime = createRuntime({ state: { keys }, store: s });
+  return wholeCall((p) => runtime.callTool(countGenerator, p, info), rounds);
+}
+
+/** (b) The same tool as a hand-written state machine on our codec, keeping `{ i, sum }`. */
 export function handWritten(rounds: number) {
   return wholeCall(handWrittenCount(keys) as Call, rounds);
+}
+
+/** (b2) The hand-written state machine that keeps every answer. */
+export function handWrittenAll(rounds: number) {
+  return wholeCall(handWrittenAllCount(keys) as Call, rounds);
 }
 
 /** (c) The same tool on the SDK's inputRequired() and createRequestStateCodec. */
@@ -36,27 +49,42 @@ export function sdk(rounds: number) {
   return wholeCall(sdkCount(secret) as Call, rounds);
 }
 
-/** A journal of `records` answers, shaped like the runtime's. */
+/** A journal of `records` answers, as the runtime seals it (its payload). */
 export function journalOf(records: number) {
   return {
     r: records,
     c: "0f8b5c1e-7c1d-4f7e-9a55-3d2c1b0a9f8e",
-    j: Array.from({ length: records }, (_, i) => [`elicit:elicit-${i}:AbCdEfGhIjKl`, { action: "accept", content: { n: i } }]),
+    j: Array.from({ length: records }, (_, i) => [`elicit:elicit-${i}:AbCdEfGhIjKl`, `{"action":"accept","content":{"n":${i}}}`]),
     o: { [`elicit-${records}`]: "elicit:elicit-x:AbCdEfGhIjKl" },
   };
 }
 const binding = { method: "tools/call" as const, target: "count", arguments: { rounds: 3 } };
 
-/** The floor: the same bytes as JSON, one native HMAC, base64url; verify = HMAC again + parse. */
-export function floor(records: number) {
+/** The HMAC floor: the same bytes as JSON, one native HMAC, base64url; open = HMAC again + parse. */
+export function hmacFloor(records: number) {
   const data = journalOf(records);
   return () => {
     const payload = Buffer.from(JSON.stringify({ exp: 1, d: data })).toString("base64url");
-    const tag = createHmac("sha256", secret).update(payload).digest("base64url");
-    const token = `${payload}.${tag}`;
+    const token = `${payload}.${createHmac("sha256", secret).update(payload).digest("base64url")}`;
     const dot = token.indexOf(".");
     if (createHmac("sha256", secret).update(token.slice(0, dot)).digest("base64url") !== token.slice(dot + 1)) throw new Error("floor");
     return JSON.parse(Buffer.from(token.slice(0, dot), "base64url").toString());
+  };
+}
+
+/** The AES-GCM floor: JSON, one native AES-256-GCM seal with a fresh IV, base64url; open = decrypt + parse. */
+export function gcmFloor(records: number) {
+  const data = journalOf(records);
+  const iv = Buffer.alloc(12);
+  return () => {
+    randomFillSync(iv);
+    const cipher = createCipheriv("aes-256-gcm", secret, iv);
+    const body = Buffer.concat([iv, cipher.update(JSON.stringify({ exp: 1, d: data }), "utf8"), cipher.final(), cipher.getAuthTag()]);
+    const token = body.toString("base64url");
+    const raw = Buffer.from(token, "base64url");
+    const decipher = createDecipheriv("aes-256-gcm", secret, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(raw.length - 16));
+    return JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString());
   };
 }
 
