@@ -311,7 +311,7 @@ describe("divergence", () => {
       -32602,
       "journal_divergence",
     );
-    expect(e.data).toMatchObject({ index: 2, recorded: "step:b", current: "step:renamed", restart: true });
+    expect(e.data).toMatchObject({ index: 2, recorded: "Sb", current: "Srenamed", restart: true });
     expect(e.message).toContain('step("b")');
     expect(e.message).toContain('step("renamed")');
   });

@@ -45,7 +45,7 @@ describe.each(["signed", "sealed"] as const)("state codec (%s)", (mode) => {
   it("has the documented format", () => {
     const token = codec.seal({ binding, data });
     const parts = token.split(".");
-    expect(parts[0]).toBe(mode === "signed" ? "y1s" : "y1e");
+    expect(parts[0]).toBe(mode === "signed" ? "y2s" : "y2e");
     expect(parts[1]).toBe("k1");
     expect(parts).toHaveLength(mode === "signed" ? 4 : 3);
     for (const p of parts) expect(p).toMatch(/^[A-Za-z0-9_-]+$/);
@@ -139,7 +139,7 @@ describe.each(["signed", "sealed"] as const)("state codec (%s)", (mode) => {
 
   it("never accepts arbitrary strings and never throws anything but StateError (property)", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("y1s.k1..", "y1e.k1.", "y1s.k1.a.b", "y1e.k1.AAAA")), (s) => {
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("y1s.k1..", "y1e.k1.", "y1s.k1.a.b", "y1e.k1.AAAA", "y2s.k1..", "y2e.k1.", "y2s.k1.a.b", "y2e.k1.AAAA")), (s) => {
         const reason = reasonOf(() => codec.open(s, binding));
         expect(reason).not.toBe("accepted");
         expect(reason).not.toBe("other");

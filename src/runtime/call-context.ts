@@ -4,6 +4,60 @@ import type { RunContext } from "./definitions.js";
 import type { Round } from "./replay.js";
 
 /**
+ * A call's own abort signal, made when first used (most rounds never look at it). While a
+ * round runs, the request's signal is linked to it; between rounds nothing of the request is
+ * held. Aborted once, it stays aborted: such a call is not resumed, its next round replays.
+ */
+export class CallSignal {
+  private controller: AbortController | undefined;
+  private request: AbortSignal | undefined;
+  private unlink: (() => void) | undefined;
+
+  /** The call's signal (what `ctx.signal` and steps get). */
+  get signal(): AbortSignal {
+    return this.ensure().signal;
+  }
+
+  /** The controller behind the signal (a task keeps it to cancel the call). */
+  ensure(): AbortController {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      this.link();
+    }
+    return this.controller;
+  }
+
+  get aborted(): boolean {
+    return this.controller?.signal.aborted ?? false;
+  }
+
+  /** Link the signal of the request running this round (until `leave`). */
+  enter(request: AbortSignal | undefined): void {
+    this.request = request;
+    if (this.controller !== undefined) this.link();
+  }
+
+  leave(): void {
+    this.unlink?.();
+    this.unlink = undefined;
+    this.request = undefined;
+  }
+
+  private link(): void {
+    const request = this.request;
+    const controller = this.controller!;
+    if (request === undefined || this.unlink !== undefined) return;
+    if (request.aborted) {
+      controller.abort(request.reason);
+      return;
+    }
+    const forward = () => controller.abort(request.reason);
+    request.addEventListener("abort", forward, { once: true });
+    this.unlink = () => request.removeEventListener("abort", forward);
+  }
+}
+
+/**
  * The `ctx` a generator receives. It lives as long as the call's generator, which a later
  * request may resume, so it holds nothing of any request: the principal is the call's (the
  * state is bound to it), the signal is the call's own (each round links the request's signal
@@ -15,16 +69,22 @@ export class CallContext implements RunContext {
   constructor(
     readonly principal: string | undefined,
     private readonly callId: string,
-    readonly signal: AbortSignal,
+    readonly callSignal: CallSignal = new CallSignal(),
   ) {}
 
-  /** Route `can` to `round` while it runs. */
-  enter(round: Round): void {
+  get signal(): AbortSignal {
+    return this.callSignal.signal;
+  }
+
+  /** Route `can` to `round` while it runs, and link the request's signal. */
+  enter(round: Round, request?: AbortSignal): void {
     this.round = round;
+    this.callSignal.enter(request);
   }
 
   leave(): void {
     this.round = undefined;
+    this.callSignal.leave();
   }
 
   // Arrow properties, so `const { can } = ctx` works as well as `ctx.can(...)`.

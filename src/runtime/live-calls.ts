@@ -5,13 +5,14 @@ import type { Suspended } from "./replay.js";
 /** A call suspended on this instance: its generator and the per-call objects it closed over. */
 export interface LiveCall {
   suspended: Suspended;
+  /** The generator's `ctx`, with the call's own signal (never a request's). */
   context: CallContext;
-  /** The call's own abort controller (what `ctx.signal` is); never a request's. */
-  abort: AbortController;
   /** The definition whose generator this is: never resumed under another one. */
   owner: object;
   /** The journal exactly as it was sealed into the token. */
   payload: StatePayload;
+  /** What the token carries, kept so that presenting this very token needs no decoding. */
+  minted: { nonce: string; expiresAt: number; argumentsDigest: string; principal: string | undefined };
 }
 
 /**
@@ -56,6 +57,12 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       if (this.calls.size <= this.maxCalls && this.used <= this.maxBytes && entry.expiresAt > now) break;
       this.remove(k);
     }
+  }
+
+  /** The entry minted as exactly `token`, left in place (a check that fails must not consume it). */
+  peek(token: string): T | undefined {
+    const entry = this.calls.get(token.slice(-32));
+    return entry !== undefined && entry.token === token && entry.expiresAt > this.now() ? entry.call : undefined;
   }
 
   take(token: string, owner: object): T | undefined {

@@ -1,10 +1,11 @@
-import { decodeValue, encodeValue, UnsupportedValueError } from "../state/index.js";
+import { encodeValue, UnsupportedValueError } from "../state/index.js";
 import type { Capability, InputRequest } from "../wire/index.js";
 import { AnswerSchemaError, checkAnswer } from "./answers.js";
 import type { RunGenerator } from "./definitions.js";
 import { type AllEffect, type AskEffect, type Effect, isEffect } from "./effects.js";
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
-import { canFingerprint, defaultKey, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
+import { canFingerprint, decodeOutcome, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
+import { canFingerprintV1, decodeOutcomeV1, fingerprintV1 } from "./journal-v1.js";
 
 /** Everything one round needs from the request and the state. */
 export interface RoundInput {
@@ -12,9 +13,14 @@ export interface RoundInput {
   start: () => RunGenerator<unknown>;
   /** Records replayed from the state (empty on a first call). */
   journal: readonly JournalRecord[];
+  /**
+   * The format `journal`, `outstanding` and `partial` are in: 2, or 1 for a state sealed before
+   * the line format (checked and decoded as such; what the round records is always format 2).
+   */
+  format?: 1 | 2;
   /** Asks outstanding when the state was minted; `undefined` when the request carried no state. */
   outstanding: Readonly<Record<string, string>> | undefined;
-  /** Valid answers already collected for a partly answered `all(...)`: key → value text. */
+  /** Valid answers already collected for a partly answered `all(...)`: key → value text (as `encodeOutcome` made it). */
   partial: Readonly<Record<string, string>>;
   /** The request's `inputResponses`, own keys only. */
   responses: ReadonlyMap<string, unknown>;
@@ -22,7 +28,8 @@ export interface RoundInput {
   declared: (kind: Capability) => boolean;
   /** The request carried no capabilities envelope at all (a `-32021` then says why). */
   undeclared?: boolean;
-  signal: AbortSignal;
+  /** The call's signal, for steps (made when first asked for). */
+  signal: () => AbortSignal;
   randomUUID: () => string;
   clock: () => number;
   /**
@@ -124,13 +131,28 @@ export class Round {
   /** A divergence found inside author code (which might catch it): rethrown after `next()`. */
   private diverged: DivergenceError | undefined;
 
+  /** The journal came in format 1: its records are checked and decoded as such. */
+  private readonly v1: boolean;
+
   constructor(
     private readonly input: RoundInput,
     private readonly resume?: Suspended,
   ) {
-    this.records = resume ? resume.records : input.journal.slice();
+    // Replayed records are appended as they are checked (converted, for a format-1 journal).
+    this.records = resume ? resume.records : [];
     this.index = resume ? resume.records.length : 0;
     this.asks = resume ? resume.asks : 0;
+    this.v1 = !resume && input.format === 1;
+  }
+
+  /** The fingerprint of `effect` as the replayed journal wrote it. */
+  private recordedFp(effect: Effect, key: string | undefined, fp: string): string {
+    return this.v1 ? fingerprintV1(effect, key) : fp;
+  }
+
+  /** A recorded value text of the replayed journal, decoded. */
+  private decodeRecorded(effect: Effect, text: string): unknown {
+    return this.v1 ? decodeOutcomeV1(effect, text) : decodeOutcome(effect, text);
   }
 
   /** `ctx.can(kind)`: the recorded answer at this position, or this request's, recorded. */
@@ -141,14 +163,16 @@ export class Round {
     const i = this.index;
     this.input.trace?.set(i, { can: kind });
     const { journal } = this.input;
+    let value: boolean;
     if (i < journal.length) {
-      if (journal[i]![0] !== fp) throw (this.diverged = new DivergenceError(i, journal[i]![0], fp));
-      this.index++;
-      return journal[i]![1] === "true";
+      const expected = this.v1 ? canFingerprintV1(kind) : fp;
+      if (journal[i]![0] !== expected) throw (this.diverged = new DivergenceError(i, journal[i]![0], expected));
+      value = journal[i]![1] === (this.v1 ? "true" : "1");
+    } else {
+      if (this.input.verify) throw (this.diverged = new DivergenceError(i, undefined, fp, `the round asked ctx.can("${kind}") at effect #${i} only when replayed`));
+      value = this.input.declared(kind);
     }
-    if (this.input.verify) throw (this.diverged = new DivergenceError(i, undefined, fp, `the round asked ctx.can("${kind}") at effect #${i} only when replayed`));
-    const value = this.input.declared(kind);
-    this.records.push([fp, value ? "true" : "false"]);
+    this.records.push([fp, value ? "1" : "0"]);
     this.index++;
     return value;
   }
@@ -183,8 +207,16 @@ export class Round {
 
       if (this.index < journal.length) {
         const recorded = journal[this.index]!;
-        if (recorded[0] !== fp) throw new DivergenceError(this.index, recorded[0], fp);
-        send = decodeValue(recorded[1]);
+        const expected = this.recordedFp(effect, key, fp);
+        if (recorded[0] !== expected) throw new DivergenceError(this.index, recorded[0], expected);
+        if (this.v1) {
+          // A format-1 record: decoded as such, kept in format 2.
+          send = this.decodeRecorded(effect, recorded[1]);
+          this.records.push([fp, encodeOutcome(effect, send)]);
+        } else {
+          send = decodeOutcome(effect, recorded[1]);
+          this.records.push(recorded);
+        }
         this.index++;
         continue;
       }
@@ -205,7 +237,7 @@ export class Round {
           break;
         case "task": {
           const mode = input.task ?? "foreground";
-          text = mode === "foreground" ? "false" : "true";
+          text = mode === "foreground" ? "0" : "1";
           if (mode === "become") {
             this.records.push([fp, text]);
             this.index++;
@@ -228,7 +260,7 @@ export class Round {
       this.records.push([fp, text]);
       this.index++;
       if (effect.kind === "step" && input.onStep) await input.onStep(this.records);
-      send = decodeValue(text);
+      send = decodeOutcome(effect, text);
     }
   }
 
@@ -265,7 +297,7 @@ export class Round {
   private async runStep(fn: (signal: AbortSignal) => unknown): Promise<unknown> {
     this.inStep = true;
     try {
-      const value = fn(this.input.signal);
+      const value = fn(this.input.signal());
       return isThenable(value) ? await value : value;
     } catch (error) {
       throw new AuthorCodeError(error);
@@ -299,7 +331,7 @@ export class Round {
     const asked = outstanding?.[key];
     if (asked === undefined) {
       if (!effect.acceptUnasked) return undefined;
-    } else if (asked !== fp) {
+    } else if (asked !== this.recordedFp(effect, key, fp)) {
       throw new DivergenceError(this.index, asked, fp, `the answer under key "${key}" was given for a different ask than the one the code makes now`);
     }
     let check: ReturnType<typeof checkAnswer>;
@@ -311,7 +343,8 @@ export class Round {
     }
     if (!check.ok) return undefined;
     this.consumed.add(key);
-    return { text: recordable(check.value, `the answer to ask "${key}" (after the answer schema)`) };
+    recordable(check.value, `the answer to ask "${key}" (after the answer schema)`);
+    return { text: encodeOutcome(effect, check.value) };
   }
 
   /** An `all(...)`: every answer present → the combined value's text; otherwise ask the missing. */
@@ -325,14 +358,17 @@ export class Round {
     for (const [k, ask] of subs) {
       const subFp = fingerprintOf(ask, k);
       fps[k] = subFp;
-      const kept = outstanding?.[k] === subFp && Object.hasOwn(partial, k) ? partial[k] : this.answerFor(k, ask, subFp)?.text;
-      if (kept !== undefined) texts[k] = kept;
+      // An answer kept from an earlier round (decoded in the journal's format, kept in format 2).
+      const keptText = outstanding?.[k] === this.recordedFp(ask, k, subFp) && Object.hasOwn(partial, k) ? partial[k] : undefined;
+      const kept = keptText === undefined ? undefined : this.v1 ? encodeOutcome(ask, this.decodeRecorded(ask, keptText)) : keptText;
+      const text = kept ?? this.answerFor(k, ask, subFp)?.text;
+      if (text !== undefined) texts[k] = text;
       else missing.push([k, ask]);
     }
     if (missing.length > 0) return this.askFor(missing, fps, texts, { effect, key, fp }, generator);
     const value = Array.isArray(effect.asks)
-      ? subs.map(([k]) => decodeValue(texts[k]!))
-      : Object.fromEntries(subs.map(([k, , slot]) => [slot, decodeValue(texts[k]!)]));
+      ? subs.map(([k, ask]) => decodeOutcome(ask, texts[k]!))
+      : Object.fromEntries(subs.map(([k, ask, slot]) => [slot, decodeOutcome(ask, texts[k]!)]));
     return { type: "done", text: encodeValue(value) };
   }
 

@@ -24,7 +24,8 @@ import {
 import { CallContext } from "./call-context.js";
 import type { Definition, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
 import { AuthorCodeError, DivergenceError, NO_ENVELOPE_HINT, NondeterminismError } from "./errors.js";
-import { type JournalRecord, type StatePayload, statePayload } from "./journal.js";
+import { type JournalRecord, parseHeader, parseLines, recordLines, type StateHeader, type StatePayload } from "./journal.js";
+import { parsePayloadV1 } from "./journal-v1.js";
 import { type LiveCall, LiveCalls } from "./live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
 import { Round, type RoundOutcome, type Suspended, type Traced } from "./replay.js";
@@ -186,7 +187,7 @@ interface CallSpec<R, T = never> {
   /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
   onAuthorFailure: () => R;
   /** Set when the call may become a task at `runAsTask()`: hands it over to the task engine. */
-  becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; resume: { suspended: Suspended; context: CallContext; abort: AbortController } }) => Promise<T>;
+  becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; resume: { suspended: Suspended; context: CallContext } }) => Promise<T>;
 }
 
 /** The call a state belongs to; the arguments digest is computed once for open and seal. */
@@ -197,6 +198,14 @@ function bindingFor(method: StateBinding["method"], target: string, args: Record
 }
 
 const PAYLOAD_LIMIT_REASON = "state_too_large";
+
+/** A presented state, verified: by exact match with a token this instance holds, or in full (`opened`). */
+interface Presented {
+  token: string;
+  nonce: string;
+  expiresAt: number;
+  opened?: OpenedState<unknown>;
+}
 
 /** A store failure, as the JSON-RPC error a client gets: a server-side problem, clearly named. */
 function storeFailure(error: StoreError): ProtocolError {
@@ -217,16 +226,13 @@ function logError(error: unknown, info: ErrorInfo): void {
   console.error(`[mcp-yield] ${info.method} ${info.target}, round ${info.round} (call ${info.callId}):`, error);
 }
 
-/** Link `request` to the call's own controller for one round; returns the unlink. */
-function linkSignal(request: AbortSignal | undefined, call: AbortController): () => void {
-  if (request === undefined) return () => {};
-  if (request.aborted) {
-    call.abort(request.reason);
-    return () => {};
+/** JSON text, or `undefined` where it is not JSON (a stored format-1 journal is checked after). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
-  const forward = () => call.abort(request.reason);
-  request.addEventListener("abort", forward, { once: true });
-  return () => request.removeEventListener("abort", forward);
 }
 
 function count(name: string, value: number | undefined, fallback: number, min: number): number {
@@ -248,7 +254,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     maxArgumentDepth: count("limits.maxArgumentDepth", given.maxArgumentDepth, 64, 1),
   };
   const clock = options.clock ?? Date.now;
-  const live = new LiveCalls(count("liveCalls", options.liveCalls, 1000, 0), count("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0));
+  // Expiry of held tokens is measured on the codec's clock, as the tokens' own expiry is.
+  const live = new LiveCalls(count("liveCalls", options.liveCalls, 1000, 0), count("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0), () => codec.now());
   const onError = options.onError ?? logError;
   const report = (error: unknown, info: ErrorInfo) => {
     try {
@@ -282,19 +289,26 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
   }
 
-  /** The journal sealed in (or, spilled, referenced by) verified state data. */
-  async function payloadOf(data: unknown, version: string | undefined): Promise<StatePayload> {
-    return journalOf(spill.isSpilled(data) ? await storeSafe(() => spill.open(data)) : data, version);
-  }
-
-  /** The journal out of verified state data: shape, version and round cap checked. */
-  function journalOf(data: unknown, version: string | undefined): StatePayload {
-    const payload = statePayload.safeParse(data);
-    if (!payload.success) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
-    if (payload.data.v !== version) {
-      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.data.v ?? null)} to ${JSON.stringify(version ?? null)}`);
+  /**
+   * The journal a verified state carries (in its body, or spilled to the store): shape and
+   * version checked. A state minted before the line format (format 1) is read as such.
+   */
+  async function payloadOf(opened: OpenedState<unknown>, version: string | undefined): Promise<StatePayload> {
+    const ref = spill.refOf(opened.data);
+    let payload: StatePayload | undefined;
+    if (opened.format === 2) {
+      const header = parseHeader(opened.data);
+      const text = ref === undefined ? opened.body ?? "" : await storeSafe(() => spill.open(ref));
+      const j = header && parseLines(text);
+      if (header && j) payload = { ...header, j, text, format: 2 };
+    } else {
+      payload = parsePayloadV1(ref === undefined ? opened.data : parseJson(await storeSafe(() => spill.open(ref))));
     }
-    return payload.data;
+    if (payload === undefined) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
+    if (payload.v !== version) {
+      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.v ?? null)} to ${JSON.stringify(version ?? null)}`);
+    }
+    return payload;
   }
 
   function checkRounds(payload: StatePayload): void {
@@ -336,22 +350,45 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   /**
+   * The state a request presents, verified. A token this instance minted and still holds a
+   * suspended generator for is recognised by exact match — it is bound to this definition,
+   * these arguments and this principal and has not expired — and needs no decoding; any other
+   * token is verified in full (integrity, expiry, binding).
+   */
+  function presented<R, T>(spec: CallSpec<R, T>, token: string): Presented {
+    const held = live.peek(token);
+    const minted = held?.minted;
+    if (
+      held !== undefined &&
+      minted !== undefined &&
+      held.owner === spec.owner &&
+      minted.expiresAt > codec.now() &&
+      minted.argumentsDigest === spec.binding.argumentsDigest &&
+      minted.principal === spec.binding.principal
+    ) {
+      return { token, nonce: minted.nonce, expiresAt: minted.expiresAt };
+    }
+    const opened = verifyState(token, spec.binding);
+    return { token, nonce: opened.nonce, expiresAt: opened.expiresAt, opened };
+  }
+
+  /**
    * One round. With a store, the state it presents is redeemed once: the same request again
    * gets this round's response from the store, a different one is refused (`state_redeemed`).
    */
   async function run<R, T = never>(spec: CallSpec<R, T>, request: RequestInfo): Promise<R | InputRequiredResult | T> {
     const responses = ownResponses(spec.inputResponses);
     if (spec.requestState === undefined) return execute(spec, request, undefined, responses);
-    const opened = verifyState(spec.requestState, spec.binding);
-    if (redemption === undefined) return execute(spec, request, opened, responses);
-    const ticket = await storeSafe(() => redemption.claim(opened.nonce, digestOf(Object.fromEntries(responses)), opened.expiresAt));
+    const state = presented(spec, spec.requestState);
+    if (redemption === undefined) return execute(spec, request, state, responses);
+    const ticket = await storeSafe(() => redemption.claim(state.nonce, digestOf(Object.fromEntries(responses)), state.expiresAt));
     if (ticket.kind === "stored") {
       if ("error" in ticket.response) throw new ProtocolError(ticket.response.error.code, ticket.response.error.message, ticket.response.error.data);
       return ticket.response.result as R | InputRequiredResult | T;
     }
     let result: R | InputRequiredResult | T;
     try {
-      result = await execute(spec, request, opened, responses);
+      result = await execute(spec, request, state, responses);
     } catch (error) {
       // A JSON-RPC error is this round's response too; anything else frees the state for a retry.
       const kept = error instanceof ProtocolError && !["store_unavailable", "store_full"].includes(String(error.data?.reason));
@@ -366,34 +403,51 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
 
-  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, opened: OpenedState<unknown> | undefined, responses: Map<string, unknown>): Promise<R | InputRequiredResult | T> {
+  /** Mint the state of a call that waits for input: the header in the token, the journal as its body (or spilled). */
+  async function mintState(binding: StateBinding, header: StateHeader, text: string, info: ErrorInfo) {
+    const { ref, body } = await storeSafe(() => spill.seal(text));
+    try {
+      return codec.mint({ binding, data: ref === undefined ? header : { ...header, ...ref }, body });
+    } catch (error) {
+      report(error, info);
+      if (error instanceof StateError) {
+        throw new ProtocolError(ErrorCode.InternalError, "The call's state grew past the server's size limit", { reason: PAYLOAD_LIMIT_REASON });
+      }
+      throw error;
+    }
+  }
+
+  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>): Promise<R | InputRequiredResult | T> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
-    if (opened !== undefined) {
+    if (state !== undefined) {
       // Only after the token verified, bound to this call: resume this instance's suspended
-      // generator. Its journal is the very object that was sealed into this token, so the
-      // (O(journal)) validation of the decoded copy is skipped.
-      resumed = live.take(spec.requestState!, spec.owner);
-      payload = resumed?.payload ?? (await payloadOf(opened.data, spec.version));
+      // generator. Its journal is the very one that was sealed into this token, so nothing is
+      // decoded; otherwise (another instance's token, or a parallel round took the generator)
+      // the journal comes out of the verified token.
+      resumed = live.take(state.token, spec.owner);
+      payload = resumed?.payload ?? (await payloadOf(state.opened ?? verifyState(state.token, spec.binding), spec.version));
       checkRounds(payload);
     }
     const round = (payload?.r ?? 0) + 1;
     const callId = payload?.c ?? randomUuid();
     const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round, callId };
-    const abort = resumed?.abort ?? new AbortController();
-    const ctx = resumed?.context ?? new CallContext(spec.binding.principal, callId, abort.signal);
+    const ctx = resumed?.context ?? new CallContext(spec.binding.principal, callId);
     const declared = capabilityCheck(request.clientCapabilities);
     const trace = options.verifyReplay ? new Map<number, Traced>() : undefined;
+    // Records carried in as lines (format 2) are not written again: the new ones are appended.
+    const carried = payload?.format === 2 ? payload.j.length : 0;
     const current = new Round(
       {
         start: () => spec.start(ctx),
         journal: payload?.j ?? [],
+        format: payload?.format ?? 2,
         outstanding: payload?.o,
         partial: payload?.p ?? {},
         responses,
         declared,
         undeclared: request.clientCapabilities === undefined,
-        signal: abort.signal,
+        signal: () => ctx.signal,
         randomUUID: randomUuid,
         clock,
         task: spec.becomeTask ? "become" : "foreground",
@@ -401,8 +455,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       },
       resumed?.suspended,
     );
-    const unlink = linkSignal(request.signal, abort);
-    ctx.enter(current);
+    ctx.enter(current, request.signal);
     let outcome: RoundOutcome;
     try {
       outcome = await current.run();
@@ -417,10 +470,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw error;
     } finally {
       ctx.leave();
-      unlink();
     }
     if (outcome.type === "task") {
-      return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, resume: { suspended: outcome.suspended, context: ctx, abort } }));
+      return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, resume: { suspended: outcome.suspended, context: ctx } }));
     }
     const check = trace && { round, start: spec.start, principal: spec.binding.principal, callId, declared, trace };
     if (outcome.type === "complete") {
@@ -435,28 +487,32 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (check) await checked(checkReplay(check, { type: "complete", journal: outcome.journal, result: canonicalJson(result) }, shapeText(spec)), info);
       return result;
     }
-    const next: StatePayload = { r: round, c: callId, j: outcome.journal, o: outcome.outstanding };
-    if (spec.version !== undefined) next.v = spec.version;
-    if (outcome.partial !== undefined) next.p = outcome.partial;
-    const sealed = await storeSafe(() => spill.seal(next));
-    let requestState: string;
-    try {
-      requestState = codec.seal({ binding: spec.binding, data: sealed });
-    } catch (error) {
-      report(error, info);
-      if (error instanceof StateError) {
-        throw new ProtocolError(ErrorCode.InternalError, "The call's state grew past the server's size limit", { reason: PAYLOAD_LIMIT_REASON });
-      }
-      throw error;
-    }
+    const header: StateHeader = { r: round, c: callId, o: outcome.outstanding };
+    if (spec.version !== undefined) header.v = spec.version;
+    if (outcome.partial !== undefined) header.p = outcome.partial;
+    const text = (carried > 0 ? payload!.text : "") + recordLines(outcome.journal, carried);
+    const minted = await mintState(spec.binding, header, text, info);
+    const requestState = minted.token;
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.
-      const reopened = await payloadOf(verifyState(requestState, spec.binding).data, spec.version);
+      const reopened = await payloadOf(verifyState(requestState, spec.binding), spec.version);
       const expected = { type: "input_required" as const, journal: reopened.j, outstanding: reopened.o, partial: reopened.p ?? {}, pending: outcome.suspended.pending!.fp, inputRequests: canonicalJson(outcome.inputRequests) };
       await checked(checkReplay(check, expected, shapeText(spec)), info);
     }
     // A call whose signal fired is not resumed: its next round replays with a fresh one.
-    if (!abort.signal.aborted) live.put(requestState, { suspended: outcome.suspended, context: ctx, abort, owner: spec.owner, payload: next }, Date.now() + codec.ttlSeconds * 1000);
+    if (!ctx.callSignal.aborted) {
+      live.put(
+        requestState,
+        {
+          suspended: outcome.suspended,
+          context: ctx,
+          owner: spec.owner,
+          payload: { ...header, j: outcome.journal, text, format: 2 },
+          minted: { nonce: minted.nonce, expiresAt: minted.expiresAt, argumentsDigest: spec.binding.argumentsDigest!, principal: spec.binding.principal },
+        },
+        minted.expiresAt,
+      );
+    }
     return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
   }
 
@@ -488,7 +544,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const declared = declaresExtension(request.clientCapabilities, TASKS_EXTENSION);
       if (def.task === "required" && !declared) throw tasksNotDeclared(`Tool "${def.name}" runs only as a task and`, request.clientCapabilities === undefined);
       const asTask = def.task !== "never" && declared;
-      const startTask = (from: { journal: JournalRecord[]; callId: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext; abort: AbortController } }) =>
+      const startTask = (from: { journal: JournalRecord[]; callId: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext } }) =>
         tasks().start({ def, args, principal: request.principal, caps: request.clientCapabilities, journal: from.journal, callId: from.callId, ...(from.message !== undefined ? { message: from.message } : {}), ...(from.resume ? { resume: from.resume } : {}) });
       // A task from its start: the first request already answers with the task.
       if (asTask && def.taskFrom === "start" && params.requestState === undefined) return storeSafe(() => startTask({ journal: [], callId: randomUuid() }));

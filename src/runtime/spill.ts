@@ -1,50 +1,41 @@
-import { z } from "zod";
 import { digestOf, encodeBase64url, randomBytes } from "../state/index.js";
 import type { Store } from "../store/index.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
-import type { StatePayload } from "./journal.js";
 
-/** What the token carries instead of a spilled journal: where it is, and the digest of its text. */
-const spilled = z.object({ sp: z.string(), h: z.string() });
-
-/** Roughly the JSON size of a payload, without serializing it (records dominate). */
-function estimate(payload: StatePayload): number {
-  let bytes = 64 + payload.c.length;
-  for (const [fp, value] of payload.j) bytes += fp.length + value.length + 8;
-  for (const [k, fp] of Object.entries(payload.o)) bytes += k.length + fp.length + 6;
-  if (payload.p) for (const [k, v] of Object.entries(payload.p)) bytes += k.length + v.length + 6;
-  return bytes;
+/** Where a spilled journal is, and the digest of its text: what the token carries instead of it. */
+export interface SpillRef {
+  sp: string;
+  h: string;
 }
 
+const isRef = (v: unknown): v is SpillRef => typeof v === "object" && v !== null && typeof (v as SpillRef).sp === "string" && typeof (v as SpillRef).h === "string";
+
 /**
- * Large states, spilled to the store: past `thresholdBytes` a journal is kept in the store for
- * the state's lifetime and the token seals a reference and the SHA-256 of the stored text
+ * Large states, spilled to the store: past `thresholdBytes` a journal's text is kept in the
+ * store for the state's lifetime and the token seals a reference and the SHA-256 of that text
  * (bound like any state: method, target, arguments, principal). A call never fails on the
  * token's size limit because a step returned a lot; the token stays small.
  */
 export function createSpill({ store, thresholdBytes, ttlMs }: { store: Store | undefined; thresholdBytes: number; ttlMs: number }) {
   return {
-    /** The data to seal for `payload`: the payload itself, or a reference to it in the store. */
-    async seal(payload: StatePayload): Promise<unknown> {
-      if (store === undefined || estimate(payload) <= thresholdBytes) return payload;
-      const text = JSON.stringify(payload);
+    /** The journal text as the token will carry it: itself, or (large, with a store) a reference. */
+    async seal(text: string): Promise<{ ref?: SpillRef; body: string }> {
+      if (store === undefined || text.length <= thresholdBytes) return { body: text };
       const id = encodeBase64url(randomBytes(16));
       await store.set(`state:${id}`, text, ttlMs);
-      return { sp: id, h: digestOf(text) };
+      return { ref: { sp: id, h: digestOf(text) }, body: "" };
     },
-    /** Whether sealed data is a reference (the payload must be fetched). */
-    isSpilled(data: unknown): boolean {
-      return typeof data === "object" && data !== null && "sp" in data;
+    /** The reference in sealed data, if the journal was spilled. */
+    refOf(data: unknown): SpillRef | undefined {
+      return isRef(data) ? data : undefined;
     },
-    /** The payload a reference points to; an expired or altered entry is refused like a bad state. */
-    async open(data: unknown): Promise<unknown> {
-      const ref = spilled.safeParse(data);
-      if (!ref.success) return data;
+    /** The text a reference points to; an expired or altered entry is refused like a bad state. */
+    async open(ref: SpillRef): Promise<string> {
       if (store === undefined) throw new ProtocolError(ErrorCode.InvalidParams, "Invalid requestState: it refers to a stored journal, and this server has no store", { reason: "malformed" });
-      const text = await store.get(`state:${ref.data.sp}`);
+      const text = await store.get(`state:${ref.sp}`);
       if (text === undefined) throw new ProtocolError(ErrorCode.InvalidParams, "Invalid requestState: its stored journal has expired; start the call again", { reason: "expired" });
-      if (digestOf(text) !== ref.data.h) throw new ProtocolError(ErrorCode.InvalidParams, "Invalid requestState: its stored journal does not match", { reason: "malformed" });
-      return JSON.parse(text) as unknown;
+      if (digestOf(text) !== ref.h) throw new ProtocolError(ErrorCode.InvalidParams, "Invalid requestState: its stored journal does not match", { reason: "malformed" });
+      return text;
     },
   };
 }

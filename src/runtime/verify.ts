@@ -37,7 +37,7 @@ const refuse = () => {
  */
 export async function checkReplay(check: ReplayCheck, expected: Expected, shape: (value: unknown) => string): Promise<void> {
   const trace = new Map<number, Traced>();
-  const context = new CallContext(check.principal, check.callId, NEVER);
+  const context = new CallContext(check.principal, check.callId);
   const round = new Round({
     start: () => check.start(context),
     journal: expected.journal,
@@ -45,7 +45,7 @@ export async function checkReplay(check: ReplayCheck, expected: Expected, shape:
     partial: expected.type === "input_required" ? expected.partial : {},
     responses: new Map(),
     declared: check.declared,
-    signal: NEVER,
+    signal: () => NEVER,
     randomUUID: refuse,
     clock: refuse,
     verify: { pending: expected.type === "input_required" ? expected.pending : undefined },

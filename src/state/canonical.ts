@@ -48,3 +48,8 @@ function canonicalObject(value: object): string {
 export function digestOf(value: unknown): string {
   return encodeBase64url(defaultBackend.sha256(canonicalJson(value)));
 }
+
+/** The first `bytes` bytes of SHA-256 of `text`'s UTF-8, base64url (short fingerprints). */
+export function shortDigest(text: string, bytes = 6): string {
+  return encodeBase64url(defaultBackend.sha256(text).subarray(0, bytes));
+}

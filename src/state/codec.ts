@@ -1,6 +1,6 @@
 import { decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
-import { type Claims, claimsSchema, type OpenedState, type StateBinding } from "./claims.js";
+import type { Claims, OpenedState, StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqual, defaultBackend, portableBackend } from "./crypto.js";
 import { StateConfigError, StateError } from "./errors.js";
 import { decodeData, encodeData } from "./payload.js";
@@ -30,14 +30,34 @@ export interface StateCodec<T = unknown> {
   readonly mode: StateMode;
   readonly ttlSeconds: number;
   readonly maxTokenBytes: number;
-  /** Mint a token binding `data` to one call. Throws `StateError("too_large")` past the limit. */
-  seal(claims: { binding: StateBinding; data: T }): string;
+  /**
+   * Mint a token binding `data` (and an optional raw text `body`, carried after it as it is)
+   * to one call. Throws `StateError("too_large")` past the limit.
+   */
+  seal(claims: { binding: StateBinding; data: T; body?: string }): string;
+  /** `seal`, with what was sealed: the nonce and the times (a caller that keeps tokens it minted uses them). */
+  mint(claims: { binding: StateBinding; data: T; body?: string }): MintedState;
   /** Verify and decode; throws `StateError` with a stable `reason` on any failure. */
   open(token: unknown, expected: StateBinding): OpenedState<T>;
+  /** The codec's clock (ms since the epoch): what expiry is measured against. */
+  now(): number;
 }
 
-const SIGNED = "y1s";
-const SEALED = "y1e";
+/** A token just minted, and what it carries. */
+export interface MintedState {
+  token: string;
+  nonce: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+// Format 2 (y2): the claims JSON, a newline, then the body as raw text (JSON never contains a
+// raw newline, so the first one ends the claims). Format 1 (y1): the claims JSON alone. Tokens
+// are minted in format 2; format-1 tokens still open.
+const SIGNED = "y2s";
+const SEALED = "y2e";
+const SIGNED_V1 = "y1s";
+const SEALED_V1 = "y1e";
 const IV_BYTES = 12;
 const GCM_TAG_BYTES = 16;
 const TOKEN_CHARS = /^[A-Za-z0-9_.-]*$/;
@@ -65,12 +85,23 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   const principalHash = (key: DerivedKey, principal: string) =>
     encodeBase64url(backend.hmacSha256(key.principal, principal).subarray(0, 16));
 
-  // The sealed header `y1e.<keyId>` is the associated data: computed once per key.
-  const aad = new Map(ring.map((k) => [k.id, encoder.encode(`${SEALED}.${k.id}`)] as const));
-  const aadOf = (key: DerivedKey) => aad.get(key.id)!;
+  // The sealed header `<version>.<keyId>` is the associated data: computed once per key and version.
+  const aad = new Map<string, Uint8Array>(ring.flatMap((k) => [SEALED, SEALED_V1].map((v) => [`${v}.${k.id}`, encoder.encode(`${v}.${k.id}`)] as const)));
+  const aadOf = (version: string, key: DerivedKey) => aad.get(`${version}.${key.id}`)!;
   const macOf = (key: DerivedKey, signedPart: string) => backend.hmacSha256(key.mac, signedPart);
+  // Principal hashes, cached: the same principal is hashed again every round of its calls.
+  const principals = new Map<string, string>();
+  const principalTag = (key: DerivedKey, principal: string) => {
+    const id = `${key.id}\0${principal}`;
+    let tag = principals.get(id);
+    if (tag === undefined) {
+      if (principals.size >= 4096) principals.clear();
+      principals.set(id, (tag = principalHash(key, principal)));
+    }
+    return tag;
+  };
 
-  function seal({ binding, data }: { binding: StateBinding; data: T }): string {
+  function mint({ binding, data, body }: { binding: StateBinding; data: T; body?: string }): MintedState {
     const now = clock();
     const claims: Claims = {
       iat: now,
@@ -81,38 +112,40 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
       n: encodeBase64url(backend.randomBytes(12)),
       ...encodeData(data),
     };
-    if (binding.principal !== undefined) claims.p = principalHash(signer, binding.principal);
-    const json = JSON.stringify(claims);
+    if (binding.principal !== undefined) claims.p = principalTag(signer, binding.principal);
+    const plaintext = `${JSON.stringify(claims)}\n${body ?? ""}`;
     let token: string;
     if (mode === "signed") {
-      const signedPart = `${SIGNED}.${signer.id}.${encodeTextBase64url(json)}`;
+      const signedPart = `${SIGNED}.${signer.id}.${encodeTextBase64url(plaintext)}`;
       token = `${signedPart}.${encodeBase64url(macOf(signer, signedPart))}`;
     } else {
-      const body = backend.aesGcmSeal(signer.aead, backend.randomBytes(IV_BYTES), json, aadOf(signer));
-      token = `${SEALED}.${signer.id}.${encodeBase64url(body)}`;
+      const sealed = backend.aesGcmSeal(signer.aead, backend.randomBytes(IV_BYTES), plaintext, aadOf(SEALED, signer));
+      token = `${SEALED}.${signer.id}.${encodeBase64url(sealed)}`;
     }
     if (token.length > maxTokenBytes) {
       throw new StateError("too_large", `requestState would be ${token.length} bytes, over the ${maxTokenBytes}-byte limit`);
     }
-    return token;
+    return { token, nonce: claims.n, issuedAt: claims.iat, expiresAt: claims.exp };
   }
 
-  /** Verify the token's integrity and return the plaintext bytes and the key that opened them. */
-  function verify(token: string): { plaintext: Uint8Array; key: DerivedKey } {
+  /** Verify the token's integrity and return the plaintext bytes, the key that opened them, and the format. */
+  function verify(token: string): { plaintext: Uint8Array; key: DerivedKey; format: 1 | 2 } {
     const segments = token.split(".");
     const version = segments[0]!;
-    if (version !== SIGNED && version !== SEALED) {
+    const signed = version === SIGNED || version === SIGNED_V1;
+    if (!signed && version !== SEALED && version !== SEALED_V1) {
       if (LOOKS_VERSIONED.test(version)) throw new StateError("unsupported_version", `requestState version "${version}" is not supported`);
       throw new StateError("malformed", "requestState is not a token this server issued");
     }
-    const expectedSegments = version === SIGNED ? 4 : 3;
+    const format = version === SIGNED || version === SEALED ? 2 : 1;
+    const expectedSegments = signed ? 4 : 3;
     if (segments.length !== expectedSegments || segments.some((s) => s === "")) {
       throw new StateError("malformed", "requestState has the wrong number of segments");
     }
     const key = byId.get(segments[1]!);
     if (!key) throw new StateError("unknown_key", "requestState was sealed with a key this server does not hold");
 
-    if (version === SIGNED) {
+    if (signed) {
       const tag = segments[3]!;
       const signedPart = token.slice(0, token.length - tag.length - 1);
       // Strict decoding: a tag whose unused bits differ is refused, not read as the same tag.
@@ -122,19 +155,24 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
       }
       const plaintext = decodeCheckedAlphabet(segments[2]!);
       if (!plaintext) throw new StateError("malformed", "requestState payload is not base64url");
-      return { plaintext, key };
+      return { plaintext, key, format };
     }
-    const body = decodeCheckedAlphabet(segments[2]!);
-    if (!body || body.length < IV_BYTES + GCM_TAG_BYTES) throw new StateError("bad_signature", "requestState failed verification");
-    const plaintext = backend.aesGcmOpen(key.aead, body.subarray(0, IV_BYTES), body.subarray(IV_BYTES), aadOf(key));
+    const sealed = decodeCheckedAlphabet(segments[2]!);
+    if (!sealed || sealed.length < IV_BYTES + GCM_TAG_BYTES) throw new StateError("bad_signature", "requestState failed verification");
+    const plaintext = backend.aesGcmOpen(key.aead, sealed.subarray(0, IV_BYTES), sealed.subarray(IV_BYTES), aadOf(version, key));
     if (!plaintext) throw new StateError("bad_signature", "requestState failed verification");
-    return { plaintext, key };
+    return { plaintext, key, format };
   }
 
-  function decodeClaims(plaintext: Uint8Array): Claims {
+  /** The claims (checked by hand: this runs every round) and, in format 2, the body after them. */
+  function decodeClaims(plaintext: Uint8Array, format: 1 | 2): { claims: Claims; body: string | undefined } {
     try {
-      const parsed = claimsSchema.safeParse(JSON.parse(decodeUtf8(plaintext)));
-      if (parsed.success) return parsed.data;
+      const text = decodeUtf8(plaintext);
+      const end = format === 2 ? text.indexOf("\n") : text.length;
+      if (end !== -1) {
+        const claims = JSON.parse(text.slice(0, end)) as unknown;
+        if (isClaims(claims)) return { claims, body: format === 2 ? text.slice(end + 1) : undefined };
+      }
     } catch {
       // fall through: an authentic token that does not decode is still malformed
     }
@@ -146,15 +184,15 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     // Size first: nothing about an oversized token is decoded or hashed.
     if (token.length > maxTokenBytes) throw new StateError("too_large", `requestState is over the ${maxTokenBytes}-byte limit`);
     if (!TOKEN_CHARS.test(token)) throw new StateError("malformed", "requestState contains characters outside base64url");
-    const { plaintext, key } = verify(token);
-    const claims = decodeClaims(plaintext);
+    const { plaintext, key, format } = verify(token);
+    const { claims, body } = decodeClaims(plaintext, format);
     if (clock() >= claims.exp) throw new StateError("expired", "requestState has expired; start the call again");
     const mismatch =
       claims.m !== expected.method || claims.t !== expected.target
         ? "another tool, prompt or resource"
         : claims.a !== (expected.argumentsDigest ?? digestOf(expected.arguments ?? {}))
           ? "other arguments"
-          : (claims.p ?? "") !== (expected.principal === undefined ? "" : principalHash(key, expected.principal))
+          : (claims.p ?? "") !== (expected.principal === undefined ? "" : principalTag(key, expected.principal))
             ? "another principal"
             : undefined;
     if (mismatch) throw new StateError("wrong_binding", `requestState belongs to a call with ${mismatch}`);
@@ -164,8 +202,28 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     } catch {
       throw new StateError("malformed", "requestState payload could not be decoded");
     }
-    return { data, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id };
+    return { data, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id, format, ...(body !== undefined ? { body } : {}) };
   }
 
-  return { mode, ttlSeconds, maxTokenBytes, seal, open };
+  return { mode, ttlSeconds, maxTokenBytes, seal: (claims) => mint(claims).token, mint, open, now: clock };
+}
+
+const METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
+const isTime = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+/** The claims' shape, checked by hand (`claimsSchema` says the same). */
+function isClaims(v: unknown): v is Claims {
+  if (typeof v !== "object" || v === null) return false;
+  const c = v as Record<string, unknown>;
+  return (
+    isTime(c.iat) &&
+    isTime(c.exp) &&
+    METHODS.has(c.m as string) &&
+    typeof c.t === "string" &&
+    typeof c.a === "string" &&
+    (c.p === undefined || typeof c.p === "string") &&
+    typeof c.n === "string" &&
+    "d" in c &&
+    (c.x === undefined || c.x === 1)
+  );
 }

@@ -1,8 +1,8 @@
-export { createStateCodec, type StateCodec, type StateCodecOptions, type StateMode } from "./codec.js";
+export { createStateCodec, type MintedState, type StateCodec, type StateCodecOptions, type StateMode } from "./codec.js";
 export { StateError, StateConfigError, type StateErrorReason } from "./errors.js";
 export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./keyring.js";
 export type { StateBinding, OpenedState } from "./claims.js";
-export { canonicalJson, digestOf, deepFreeze } from "./canonical.js";
+export { canonicalJson, digestOf, deepFreeze, shortDigest } from "./canonical.js";
 export { encodeValue, decodeValue, UnsupportedValueError } from "./value-text.js";
 export { randomBytes, randomUuid } from "./random.js";
 export { encodeBase64url, decodeBase64url } from "./base64url.js";

@@ -46,8 +46,8 @@ export interface StartTask {
 /** A generator and the per-call objects it closed over, kept between runs on one instance. */
 interface Parked {
   suspended: Suspended;
+  /** The generator's `ctx`; its call signal is what cancelling the task aborts. */
   context: CallContext;
-  abort: AbortController;
 }
 
 export interface TaskEngine {
@@ -186,8 +186,8 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
       await finish(id, { status: "failed", message: "Invalid arguments", error: { code: ErrorCode.InvalidParams, message: `The task's arguments no longer fit the tool "${def.name}"`, data: { reason: "invalid_arguments" } } });
       return;
     }
-    const abort = resume?.abort ?? new AbortController();
-    const context = resume?.context ?? new CallContext(record.principal, record.call, abort.signal);
+    const context = resume?.context ?? new CallContext(record.principal, record.call);
+    const abort = context.callSignal.ensure();
     let stop: Stop | undefined;
     let grace: ReturnType<typeof setTimeout> | undefined;
     const halt = (why: Stop["why"]) => {
@@ -217,7 +217,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         partial: record.partial,
         responses: new Map(Object.entries(record.answers)),
         declared: capabilityCheck(record.caps),
-        signal: abort.signal,
+        signal: () => abort.signal,
         randomUUID: randomUuid,
         clock,
         task: "inside",
@@ -249,7 +249,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         }
         await finish(id, { status: "completed", message: undefined, result, journal: outcome.journal });
       } else if (outcome.type === "input_required") {
-        await park(record, def, outcome, { suspended: outcome.suspended, context, abort });
+        await park(record, def, outcome, { suspended: outcome.suspended, context });
       }
     } catch (error) {
       await settleFailure(record, def, error, stop);
