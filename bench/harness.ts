@@ -50,8 +50,8 @@ function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
 
 /** One run: fresh processes, calibrated one at a time, then `rounds` rounds of alternating batches. */
 export async function sample(variants: VariantSpec[], options: { rounds?: number; batchMs?: number } = {}): Promise<Sampled> {
-  const rounds = options.rounds ?? 15;
-  const batchMs = options.batchMs ?? 60;
+  const rounds = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? 31);
+  const batchMs = options.batchMs ?? Number(process.env.BENCH_BATCH_MS ?? 30);
   const children = variants.map((v) => fork(procFile, [v.factory, JSON.stringify(v.args)], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [] }));
   try {
     await Promise.all(children.map((c) => new Promise((resolve, reject) => {

@@ -49,13 +49,13 @@ export function sdk(rounds: number) {
   return wholeCall(sdkCount(secret) as Call, rounds);
 }
 
-/** A journal of `records` answers, as the runtime seals it (its payload). */
+/** A journal of `records` answers, as JSON: header and records (what the floors carry). */
 export function journalOf(records: number) {
   return {
     r: records,
     c: "0f8b5c1e-7c1d-4f7e-9a55-3d2c1b0a9f8e",
-    j: Array.from({ length: records }, (_, i) => [`elicit:elicit-${i}:AbCdEfGhIjKl`, `{"action":"accept","content":{"n":${i}}}`]),
-    o: { [`elicit-${records}`]: "elicit:elicit-x:AbCdEfGhIjKl" },
+    j: Array.from({ length: records }, (_, i) => [`eAbCdEfGhIjK`, `a{"n":${i}}`]),
+    o: { [`elicit-${records}`]: "eAbCdEfGhIjK" },
   };
 }
 const binding = { method: "tools/call" as const, target: "count", arguments: { rounds: 3 } };
@@ -88,13 +88,27 @@ export function gcmFloor(records: number) {
   };
 }
 
-/** Our codec as the runtime uses it: the arguments digest once per round, then seal + open. */
+/**
+ * Our codec as the runtime uses it: the arguments digest once per round; the header sealed as
+ * data and the journal as lines in the body (kept as text between rounds, so a seal does not
+ * serialize it again); opened, the lines split back into records.
+ */
 export function ours(records: number, mode: "sealed" | "signed") {
   const codec = createStateCodec({ keys, mode });
-  const data = journalOf(records);
+  const { j, ...header } = journalOf(records);
+  const body = j.map(([fp, value]) => `${fp}\t${value}\n`).join("");
   return () => {
     const b = { ...binding, argumentsDigest: digestOf(binding.arguments) };
-    return codec.open(codec.seal({ binding: b, data }), b);
+    const opened = codec.open(codec.seal({ binding: b, data: header, body }), b);
+    const text = opened.body ?? "";
+    const out: string[][] = [];
+    for (let at = 0; at < text.length; ) {
+      const end = text.indexOf("\n", at);
+      const tab = text.indexOf("\t", at);
+      out.push([text.slice(at, tab), text.slice(tab + 1, end)]);
+      at = end + 1;
+    }
+    return out;
   };
 }
 

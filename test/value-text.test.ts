@@ -54,6 +54,21 @@ describe("journal value text", () => {
     expect(decodeValue(text)).toStrictEqual({ a: { b: [1] }, d: new Date(0) });
   });
 
+  it("hands out a fresh copy of a short plain value too (decoded once, copied after)", () => {
+    const text = encodeValue({ a: { b: [1] }, n: -1.5 });
+    for (let i = 0; i < 3; i++) {
+      const got = decodeValue(text) as { a: { b: number[] }; n: number };
+      expect(got).toStrictEqual({ a: { b: [1] }, n: -1.5 });
+      got.a.b.push(2);
+      got.n = 0;
+    }
+    const proto = decodeValue('{"__proto__":{"polluted":true}}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(Object.hasOwn(proto, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(decodeValue('{"__proto__":{"polluted":true}}')).toStrictEqual(JSON.parse('{"__proto__":{"polluted":true}}'));
+  });
+
   it("refuses what it cannot carry, naming the path", () => {
     class Money {
       cents = 1;
