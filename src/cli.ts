@@ -1,12 +1,18 @@
 #!/usr/bin/env node
 // `npx mcp-yield <command>`: tools for people running mcp-yield servers.
-import { encodeBase64url, randomBytes } from "./state/index.js";
+import { createStateCodec, encodeBase64url, parseKeyRing, randomBytes, StateError } from "./state/index.js";
+import { formatStateReport, inspectState } from "./runtime/inspect.js";
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 const usage = `Usage:
-  mcp-yield keygen [id]   print a new key ring entry, id:secret (32 random bytes), for MCP_YIELD_KEYS
-                          (default id: k<yyyymmdd>; give each key its own id so rotation can tell them apart)`;
+  mcp-yield keygen [id]              print a new key ring entry, id:secret (32 random bytes), for MCP_YIELD_KEYS
+                                     (default id: k<yyyymmdd>; give each key its own id so rotation can tell them apart)
+  mcp-yield inspect <token|-> [--json]
+                                     open a requestState with the key ring in MCP_YIELD_KEYS and show what it holds:
+                                     claims, binding, round, call id, the journal record by record, outstanding asks
+                                     ("-" reads the token from stdin; --json prints it for machines). Integrity is
+                                     checked: a token from another key ring, or altered, is refused. No secret is printed.`;
 
 /** A new key ring entry `id:secret`, the format `parseKeyRing` and MCP_YIELD_KEYS take. */
 export function keygen(id = `k${new Date().toISOString().slice(0, 10).replaceAll("-", "")}`): string {
@@ -14,12 +20,47 @@ export function keygen(id = `k${new Date().toISOString().slice(0, 10).replaceAll
   return `${id}:${encodeBase64url(randomBytes(32))}`;
 }
 
-export function main(argv: readonly string[], out: (line: string) => void, err: (line: string) => void): number {
+/** What the commands read from outside: the environment and stdin. */
+export interface CliInput {
+  env: Record<string, string | undefined>;
+  stdin: () => Promise<string>;
+}
+
+const processInput: CliInput = {
+  env: process.env,
+  stdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  },
+};
+
+async function inspect(args: readonly string[], input: CliInput, out: (line: string) => void): Promise<void> {
+  const json = args.includes("--json");
+  const positional = args.filter((a) => a !== "--json");
+  if (positional.length !== 1) throw new TypeError("inspect takes one token (or - to read it from stdin)");
+  const token = (positional[0] === "-" ? await input.stdin() : positional[0]!).trim();
+  // Either mode opens both kinds of token; the mode only decides what a codec mints.
+  const codec = createStateCodec({ keys: parseKeyRing(input.env.MCP_YIELD_KEYS) });
+  try {
+    const report = inspectState(codec, token);
+    if (json) out(JSON.stringify(report, null, 2));
+    else for (const line of formatStateReport(report)) out(line);
+  } catch (error) {
+    if (error instanceof StateError) throw new Error(`the token was refused (${error.reason}): ${error.message}`);
+    throw error;
+  }
+}
+
+export async function main(argv: readonly string[], out: (line: string) => void, err: (line: string) => void, input: CliInput = processInput): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case "keygen":
         out(keygen(rest[0]));
+        return 0;
+      case "inspect":
+        await inspect(rest, input, out);
         return 0;
       case undefined:
       case "help":
@@ -39,5 +80,5 @@ export function main(argv: readonly string[], out: (line: string) => void, err: 
 
 // Run when executed (not when imported by tests).
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  process.exitCode = main(process.argv.slice(2), (l) => console.log(l), (l) => console.error(l));
+  process.exitCode = await main(process.argv.slice(2), (l) => console.log(l), (l) => console.error(l));
 }

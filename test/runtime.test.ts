@@ -327,6 +327,52 @@ describe("divergence", () => {
     expect(e.message).toContain('"elicit-0"');
   });
 
+  describe("names the part of an ask that changed, on a replay in production (no double-run)", () => {
+    const Other = z.object({ name: z.string(), age: z.number().optional() });
+    const asker = (message: string, schema: z.ZodObject = Name, key?: string) =>
+      tool({ name: "div", description: "", input: z.object({}), *run() { yield* elicit("first?", Name); yield* elicit(message, schema as typeof Name, key ? { key } : {}); return "x"; } });
+    // Two rounds answered with the old code, so the changed ask is a replayed record.
+    async function replayed(old: ReturnType<typeof asker>, changed: ReturnType<typeof asker>, keys: [string, string] = ["elicit-0", "elicit-1"]) {
+      const fresh = createRuntime({ state: { keys: [key] }, liveCalls: 0, onError: () => {} });
+      const r1 = (await fresh.callTool(old, { name: "div", arguments: {} }, info)) as { requestState: string };
+      const r2 = (await fresh.callTool(old, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { [keys[0]]: accept({ name: "a" }) } }, info)) as { requestState: string };
+      const r3 = (await fresh.callTool(old, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { [keys[1]]: accept({ name: "b" }) } }, info)) as { resultType: string };
+      expect(r3.resultType).toBe("complete");
+      // The client repeats the last round (no store: allowed) after a deployment changed the code.
+      return expectProtocolError(fresh.callTool(changed, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { [keys[1]]: accept({ name: "b" }) } }, info), -32602, "journal_divergence");
+    }
+
+    it("the message text, showing the new text", async () => {
+      const e = await replayed(asker("Delete 3 files?"), asker("Delete 4 files?"));
+      expect(e.data?.changed).toEqual(["text"]);
+      expect(e.message).toContain('elicit under key "elicit-1": its message text (it is now "Delete 4 files?") changed');
+    });
+
+    it("the schema", async () => {
+      const e = await replayed(asker("Who?"), asker("Who?", Other));
+      expect(e.data?.changed).toEqual(["rest"]);
+      expect(e.message).toContain("its requested schema changed");
+    });
+
+    it("the kind", async () => {
+      const urlAsk = tool({ name: "div", description: "", input: z.object({}), *run() { yield* elicit("first?", Name); yield* elicitUrl("Who?", "https://example.com/x", { key: "elicit-1" }); return "x"; } });
+      const e = await replayed(asker("Who?"), urlAsk as unknown as ReturnType<typeof asker>);
+      expect(e.data?.changed).toEqual(["kind"]);
+      expect(e.message).toContain("the journal recorded elicit here and the code now makes elicitUrl");
+    });
+
+    it("a replayed record: the text of an answered ask changed", async () => {
+      const fresh = createRuntime({ state: { keys: [key] }, liveCalls: 0, onError: () => {} });
+      const old = asker("Second?");
+      const r1 = (await fresh.callTool(old, { name: "div", arguments: {} }, info)) as { requestState: string };
+      const r2 = (await fresh.callTool(old, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-0": accept({ name: "a" }) } }, info)) as { requestState: string };
+      const changedFirst = tool({ name: "div", description: "", input: z.object({}), *run() { yield* elicit("First, reworded?", Name); yield* elicit("Second?", Name); return "x"; } });
+      const e = await expectProtocolError(fresh.callTool(changedFirst, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { "elicit-1": accept({ name: "b" }) } }, info), -32602, "journal_divergence");
+      expect(e.data).toMatchObject({ index: 0, changed: ["text"] });
+      expect(e.message).toContain('at effect #0, elicit under key "elicit-0": its message text (it is now "First, reworded?") changed');
+    });
+  });
+
   it("another version is a divergence", async () => {
     const r1 = (await runtime.callTool(make("b", "1"), { name: "div", arguments: {} }, info)) as { requestState: string };
     const e = await expectProtocolError(runtime.callTool(make("b", "2"), { name: "div", arguments: {}, requestState: r1.requestState }, info), -32602, "journal_divergence");

@@ -22,6 +22,8 @@ function label(t: Traced): string {
       return `${effect.kind}()`;
     case "task":
       return "runAsTask()";
+    case "patch":
+      return `patched("${effect.id}")`;
     default:
       return `${effect.kind === "all" ? "all(...)" : effect.kind} under key "${key}"`;
   }
@@ -65,7 +67,8 @@ export function describeChange(then: Traced | undefined, now: Traced | undefined
     }
     return undefined;
   }
-  if (a.kind === "step" || a.kind === "now" || a.kind === "uuid" || a.kind === "all" || a.kind === "task") return undefined;
+  if (a.kind === "patch" && b.kind === "patch") return a.id === b.id ? undefined : `patched("${a.id}") became patched("${b.id}")`;
+  if (a.kind === "step" || a.kind === "now" || a.kind === "uuid" || a.kind === "all" || a.kind === "task" || a.kind === "patch") return undefined;
   const change = paramChange(a, b as AskEffect);
   return change === undefined ? undefined : `${label(then)}: ${change}`;
 }

@@ -87,15 +87,20 @@ export interface TaskEffect {
   readonly kind: "task";
   readonly message: string | undefined;
 }
+/** The effect `patched(...)` yields. */
+export interface PatchEffect {
+  readonly kind: "patch";
+  readonly id: string;
+}
 /** Everything a `run` generator may yield. */
-export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect;
+export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect | PatchEffect;
 
 /** A helper generator for one ask: usable with `yield*` or inside `all(...)`. */
 export type Ask<R> = Generator<AskEffect, R, unknown>;
 /** A helper generator for any effect. */
 export type Op<R> = Generator<Effect, R, unknown>;
 
-const EFFECT_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots", "step", "now", "uuid", "all", "task"]);
+const EFFECT_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots", "step", "now", "uuid", "all", "task", "patch"]);
 const ASK_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots"]);
 
 /** Whether a yielded value is one of our effects. */
@@ -111,14 +116,22 @@ function* ask<R>(effect: AskEffect): Ask<R> {
   return (yield effect) as R;
 }
 
-/** The key and opt-ins every ask shares, checked where the ask is made. */
-function askOptions(options: AskOptions): { key: string | undefined; acceptUnasked: boolean } {
-  const { key, acceptUnasked = false } = options;
+/** The key of an ask's options, checked where the ask is made. */
+function keyOption(options: AskOptions): string | undefined {
+  const key = options.key;
   if (key !== undefined && (typeof key !== "string" || key === "")) throw new TypeError("ask key must be a non-empty string");
-  if (typeof acceptUnasked !== "boolean") throw new TypeError("acceptUnasked must be a boolean");
-  return { key, acceptUnasked };
+  return key;
 }
 
+/** The `acceptUnasked` opt-in of an ask's options, checked. */
+function acceptUnaskedOption(options: AskOptions): boolean {
+  const acceptUnasked = options.acceptUnasked ?? false;
+  if (typeof acceptUnasked !== "boolean") throw new TypeError("acceptUnasked must be a boolean");
+  return acceptUnasked;
+}
+
+// Effects are built as literals with every property written out (no object spread): replay
+// makes one per replayed ask, and spreading is measurably slow on that path.
 /** A form schema checked now (throws `ElicitationSchemaError`), for module-level definitions. */
 export function form<S extends FormSchema>(schema: S): S {
   toRequestedSchema(schema);
@@ -132,22 +145,22 @@ export function elicit<S extends FormSchema>(
   options: AskOptions = {},
 ): Ask<ElicitOutcome<z.output<S>>> {
   const requestedSchema: RequestedSchema = toRequestedSchema(schema);
-  return ask({ kind: "elicit", ...askOptions(options), params: { mode: "form", message, requestedSchema }, schema });
+  return ask({ kind: "elicit", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options), params: { mode: "form", message, requestedSchema }, schema });
 }
 
 /** Send the user to a URL (out-of-band flow); resolves with the user's action. */
 export function elicitUrl(message: string, url: string, options: AskOptions = {}): Ask<ElicitUrlOutcome> {
-  return ask({ kind: "elicitUrl", ...askOptions(options), params: { mode: "url", message, url } });
+  return ask({ kind: "elicitUrl", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options), params: { mode: "url", message, url } });
 }
 
 /** Ask the client's model for a completion. */
 export function sample(params: CreateMessageParams, options: AskOptions = {}): Ask<CreateMessageResult> {
-  return ask({ kind: "sample", ...askOptions(options), params });
+  return ask({ kind: "sample", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options), params });
 }
 
 /** Ask the client for its roots. */
 export function listRoots(options: AskOptions = {}): Ask<Root[]> {
-  return ask({ kind: "roots", ...askOptions(options) });
+  return ask({ kind: "roots", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options) });
 }
 
 /**
@@ -180,6 +193,26 @@ export function* runAsTask(statusMessage?: string): Op<boolean> {
   return (yield { kind: "task", message: statusMessage }) as boolean;
 }
 
+const PATCH_ID = /^[^\t\n\r]{1,128}$/;
+
+/**
+ * Versioned code for calls in flight (as Temporal's `patched()`): `true` for calls that reach
+ * this point under the code that has it — new calls — and `false` for calls whose journal was
+ * recorded before it was deployed, so they replay the old branch:
+ *
+ * ```ts
+ * if (yield* patched("confirm-twice")) yield* elicit("Sure?", Confirm); // new calls only
+ * ```
+ *
+ * Only a `true` is recorded. Once no call older than the patch can be in flight (the state's
+ * lifetime, or a task's, has passed), delete the `patched()` call and keep the new branch:
+ * the marker it left in newer journals is passed over. Use `version` instead to end every
+ * call in flight.
+ */
+export function* patched(id: string): Op<boolean> {
+  if (typeof id !== "string" || !PATCH_ID.test(id)) throw new TypeError(`patched: the id must be 1-128 characters without tabs or line breaks, got ${JSON.stringify(id)}`);
+  return (yield { kind: "patch", id }) as boolean;
+}
 /** A random UUID, recorded so every replay sees the same value. */
 export function* uuid(): Op<string> {
   return (yield { kind: "uuid" }) as string;

@@ -15,6 +15,8 @@ export class DivergenceError extends ProtocolError {
     readonly recorded: string | undefined,
     readonly current: string | undefined,
     detail?: string,
+    /** For an ask that changed: which parts (`kind`, `key`, `text`, `rest`). */
+    changed?: readonly string[],
   ) {
     const what =
       detail ??
@@ -22,7 +24,7 @@ export class DivergenceError extends ProtocolError {
     super(
       ErrorCode.InvalidParams,
       `requestState no longer matches this call: ${what}. Code before an ask must be deterministic (or inside step()); start the call again without requestState.`,
-      { reason: "journal_divergence", index, recorded: recorded ?? null, current: current ?? null, restart: true },
+      { reason: "journal_divergence", index, recorded: recorded ?? null, current: current ?? null, ...(changed ? { changed } : {}), restart: true },
     );
     this.what = what;
   }

@@ -29,6 +29,7 @@ export {
   now,
   uuid,
   runAsTask,
+  patched,
   all,
   form,
   isEffect,
@@ -43,6 +44,7 @@ export {
   type UuidEffect,
   type AllEffect,
   type TaskEffect,
+  type PatchEffect,
   type AskResult,
   type Ask,
   type Op,
@@ -65,3 +67,4 @@ export {
   type ResourceReadResult,
   type TaskAck,
 } from "./runtime.js";
+export { formatStateReport, inspectState, type InspectedRecord, type StateReport } from "./inspect.js";

@@ -31,6 +31,8 @@ export function fingerprintV1(effect: Effect, key: string | undefined): string {
     case "uuid":
     case "task":
       return effect.kind;
+    case "patch":
+      return `patch:${effect.id}`;
     case "all": {
       const parts = Array.isArray(effect.asks)
         ? (effect.asks as readonly AskEffect[]).map((a, i) => fingerprintV1(a, subKey(key!, a, i)))

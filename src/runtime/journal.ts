@@ -7,8 +7,9 @@ import type { AskEffect, Effect } from "./effects.js";
  * `ctx.can` answer), in order, each `[fingerprint, value text]`. In a token (format 2) it
  * travels as text — one line per record, `fingerprint TAB value` — after the state's header,
  * so a round appends its new lines instead of serializing the whole journal again, and nothing
- * is escaped twice. Fingerprints are short: a kind letter and 48 bits of SHA-256 of what the
- * code asked (inside an authenticated token they guard against accidents, not forgery).
+ * is escaped twice. Fingerprints are short: an ask's is a kind letter and 64 bits of SHA-256 of
+ * what the code asked, in three parts (key, text, rest) so a divergence can say which changed;
+ * inside an authenticated token they guard against accidents, not forgery.
  */
 export type JournalRecord = [fingerprint: string, value: string];
 
@@ -49,6 +50,14 @@ export function parseHeader(data: unknown): StateHeader | undefined {
   return header;
 }
 
+/** A payload from its parts (built property by property: object spread is slow on this hot path). */
+export function payloadFrom(header: StateHeader, j: JournalRecord[], text: string, format: 1 | 2): StatePayload {
+  const payload: StatePayload = { r: header.r, c: header.c, o: header.o, j, text, format };
+  if (header.v !== undefined) payload.v = header.v;
+  if (header.p !== undefined) payload.p = header.p;
+  return payload;
+}
+
 /** Records as lines. */
 export function recordLines(records: readonly JournalRecord[], from = 0): string {
   let text = "";
@@ -86,43 +95,128 @@ export function requestOf(effect: AskEffect): { method: string; params?: Record<
 const ASK_LETTER: Record<AskEffect["kind"] | "all", string> = { elicit: "e", elicitUrl: "u", sample: "s", roots: "r", all: "a" };
 const CAN_LETTER: Record<Capability, string> = { elicitation: "e", "elicitation.url": "u", sampling: "s", roots: "r" };
 
-/** 48 bits of SHA-256, base64url (8 characters). */
+/** 48 bits of SHA-256, base64url (8 characters): step names with tabs or newlines, and `all(...)`. */
 const hash8 = (text: string) => shortDigest(text, 6);
 
 // Fingerprints of asks, cached: the text hashed is the kind, the key and the canonical request.
 // An elicitation's schema object is the same frozen object every round, so (schema, key,
-// message) finds it without canonical JSON; other asks are found by their canonical text.
-const byFormSchema = new WeakMap<object, Map<string, string>>();
+// message) finds it without canonical JSON — in nested maps, so no key string is built per
+// lookup; other asks are found by their canonical text.
+const byFormSchema = new WeakMap<object, Map<string, Map<string, string>>>();
 const byText = new Map<string, string>();
 const TEXT_CACHE = 4096;
+const PER_KEY = 256;
+const PER_SCHEMA = 1024;
 
-function askFingerprint(effect: AskEffect, key: string): string {
-  if (effect.kind === "elicit") {
-    let forSchema = byFormSchema.get(effect.params.requestedSchema);
-    if (forSchema === undefined) byFormSchema.set(effect.params.requestedSchema, (forSchema = new Map()));
-    const id = `${key}\0${effect.params.message}`;
-    let fp = forSchema.get(id);
-    if (fp === undefined && effect.params.mode === "form" && Object.keys(effect.params).length === 3) forSchema.set(id, (fp = hashedAsk(effect, key)));
-    return fp ?? hashedAsk(effect, key);
+/** What a cached form fingerprint was computed from, to recognise the same ask again by identity. */
+interface FormAsk {
+  schema: object;
+  key: string;
+  message: string;
+}
+const formAsks = new Map<string, FormAsk>();
+
+/** A plain form ask (mode, message, schema and nothing else): the only kind the caches hold. */
+const isPlainForm = (effect: AskEffect): effect is AskEffect & { kind: "elicit" } =>
+  effect.kind === "elicit" && effect.params.mode === "form" && Object.keys(effect.params).length === 3;
+
+function askFingerprint(effect: AskEffect, key: string, recorded: string | undefined): string {
+  if (!isPlainForm(effect)) return hashedAsk(effect, key);
+  const { message, requestedSchema } = effect.params;
+  // Replaying: the fingerprint recorded here, if it was computed from this very schema object,
+  // key and message — compared, not hashed (the message is usually a fresh template string).
+  if (recorded !== undefined) {
+    const known = formAsks.get(recorded);
+    if (known !== undefined && known.schema === requestedSchema && known.key === key && known.message === message) return recorded;
   }
-  return hashedAsk(effect, key);
+  let forSchema = byFormSchema.get(requestedSchema);
+  if (forSchema === undefined) byFormSchema.set(requestedSchema, (forSchema = new Map()));
+  let forKey = forSchema.get(key);
+  if (forKey === undefined) {
+    if (forSchema.size >= PER_SCHEMA) forSchema.clear();
+    forSchema.set(key, (forKey = new Map()));
+  }
+  let fp = forKey.get(message);
+  if (fp === undefined) {
+    fp = hashedAsk(effect, key);
+    if (forKey.size >= PER_KEY) forKey.clear();
+    forKey.set(message, fp);
+    if (formAsks.size >= TEXT_CACHE) formAsks.clear();
+    formAsks.set(fp, { schema: requestedSchema, key, message });
+  }
+  return fp;
 }
 
+/** The two parts of an ask's request its fingerprint hashes apart: the text a person reads, and the rest. */
+function askParts(effect: AskEffect): [text: string, rest: string] {
+  switch (effect.kind) {
+    case "elicit":
+    case "elicitUrl": {
+      const { message, ...rest } = effect.params;
+      return [message, canonicalJson(rest)];
+    }
+    case "sample": {
+      const { messages, ...rest } = effect.params;
+      return [canonicalJson(messages), canonicalJson(rest)];
+    }
+    case "roots":
+      return ["", ""];
+  }
+}
+
+/**
+ * An ask's fingerprint: its kind letter, then 16 bits of SHA-256 of its key, 24 of its text
+ * (message, or a sampling request's messages) and 24 of the rest of its request (schema, URL,
+ * sampling options). Hashed apart, so a divergence can say which part changed.
+ */
 function hashedAsk(effect: AskEffect, key: string): string {
   const text = `${effect.kind}\0${key}\0${canonicalJson(requestOf(effect))}`;
   let fp = byText.get(text);
   if (fp === undefined) {
+    const [words, rest] = askParts(effect);
     if (byText.size >= TEXT_CACHE) byText.clear();
-    byText.set(text, (fp = ASK_LETTER[effect.kind] + hash8(text)));
+    byText.set(text, (fp = ASK_LETTER[effect.kind] + shortDigest(key, 2) + shortDigest(words, 3) + shortDigest(rest, 3)));
   }
   return fp;
+}
+
+/** Where each part sits in an ask fingerprint (after the kind letter). */
+const ASK_FP_LENGTH = 12;
+const PART_AT = { key: [1, 4], text: [4, 8], rest: [8, 12] } as const;
+const PART_WORDS: Record<string, { text: string; rest: string }> = {
+  e: { text: "message text", rest: "requested schema" },
+  u: { text: "message text", rest: "URL" },
+  s: { text: "messages", rest: "sampling parameters (system prompt, max tokens, model preferences, ...)" },
+  r: { text: "request", rest: "request" },
+};
+
+/** Which parts of an ask differ between a recorded and a current fingerprint. */
+export type AskPart = "kind" | "key" | "text" | "rest";
+
+/**
+ * What changed between the ask a journal recorded and the one the code makes now, in words,
+ * and which parts; `undefined` when the recorded record is not an ask of this format. The
+ * journal keeps hashes, not the old values: the current ones are shown.
+ */
+export function describeAskChange(recorded: string, current: string, effect: Effect, key: string | undefined): { words: string; parts: AskPart[] } | undefined {
+  const askLetters = "eusr";
+  if (recorded.length !== ASK_FP_LENGTH || current.length !== ASK_FP_LENGTH || !askLetters.includes(recorded[0]!) || !askLetters.includes(current[0]!)) return undefined;
+  const now = `${KIND_NAME[current[0]!]} under key "${key}"`;
+  if (recorded[0] !== current[0]) return { words: `the journal recorded ${KIND_NAME[recorded[0]!]} here and the code now makes ${now}`, parts: ["kind"] };
+  const differs = (part: keyof typeof PART_AT) => recorded.slice(...PART_AT[part]) !== current.slice(...PART_AT[part]);
+  const parts = (["key", "text", "rest"] as const).filter(differs);
+  if (parts.length === 0) return undefined;
+  const words = PART_WORDS[current[0]!]!;
+  const shown = effect.kind === "elicit" || effect.kind === "elicitUrl" ? ` (it is now ${JSON.stringify(effect.params.message.length > 80 ? `${effect.params.message.slice(0, 80)}…` : effect.params.message)})` : "";
+  const named = parts.map((p) => (p === "key" ? "its key" : p === "text" ? `its ${words.text}${shown}` : `its ${words.rest}`));
+  return { words: `${now}: ${named.join(" and ")} changed since the journal was recorded`, parts };
 }
 
 /**
  * What the code does at a position, short: `S<step name>`, `N` (now), `U` (uuid), `T`
  * (runAsTask), or a kind letter and a hash of the ask (its key and request), e.g. `eAbCdEfGh`.
  */
-export function fingerprintOf(effect: Effect, key: string | undefined): string {
+export function fingerprintOf(effect: Effect, key: string | undefined, recorded?: string): string {
   switch (effect.kind) {
     case "step":
       return /[\t\n\r]/.test(effect.name) ? `S#${hash8(effect.name)}` : `S${effect.name}`;
@@ -132,6 +226,8 @@ export function fingerprintOf(effect: Effect, key: string | undefined): string {
       return "U";
     case "task":
       return "T";
+    case "patch":
+      return `P${effect.id}`;
     case "all": {
       const parts = Array.isArray(effect.asks)
         ? (effect.asks as readonly AskEffect[]).map((a, i) => fingerprintOf(a, subKey(key!, a, i)))
@@ -139,7 +235,7 @@ export function fingerprintOf(effect: Effect, key: string | undefined): string {
       return `a${hash8(`${key}\0${parts.join("\0")}`)}`;
     }
     default:
-      return askFingerprint(effect, key!);
+      return askFingerprint(effect, key!, recorded);
   }
 }
 
@@ -148,7 +244,7 @@ export const canFingerprint = (kind: Capability): string => `C${CAN_LETTER[kind]
 
 /** How an effect's value is recorded: an elicitation as `a<content>`, `d` or `c`; `runAsTask` as `1`/`0`; others as their value. */
 export function encodeOutcome(effect: Effect, value: unknown): string {
-  if (effect.kind === "task") return value === true ? "1" : "0";
+  if (effect.kind === "task" || effect.kind === "patch") return value === true ? "1" : "0";
   if (effect.kind === "elicit" || effect.kind === "elicitUrl") {
     const { action, content } = value as { action: string; content?: unknown };
     return action === "accept" ? (effect.kind === "elicit" ? `a${encodeValue(content)}` : "a") : action === "decline" ? "d" : "c";
@@ -158,7 +254,7 @@ export function encodeOutcome(effect: Effect, value: unknown): string {
 
 /** The value an `encodeOutcome` text stands for (a fresh one each time). */
 export function decodeOutcome(effect: Effect, text: string): unknown {
-  if (effect.kind === "task") return text === "1";
+  if (effect.kind === "task" || effect.kind === "patch") return text === "1";
   if (effect.kind === "elicit" || effect.kind === "elicitUrl") {
     if (text[0] === "a") return effect.kind === "elicit" ? { action: "accept", content: decodeValue(text.slice(1)) } : { action: "accept" };
     return { action: text === "d" ? "decline" : "cancel" };
@@ -176,8 +272,11 @@ export function subKey(allKey: string, ask: AskEffect, indexOrName: number | str
  * adding a step, a `now()` or a `ctx.can` renames no key.
  */
 export function defaultKey(kind: AskEffect["kind"] | "all", ordinal: number): string {
-  return `${kind}-${ordinal}`;
+  // The same strings every round (a replay derives one per replayed ask): made once, then reused.
+  const made = (DEFAULT_KEYS[kind] ??= []);
+  return made[ordinal] ?? (ordinal < 1024 ? (made[ordinal] = `${kind}-${ordinal}`) : `${kind}-${ordinal}`);
 }
+const DEFAULT_KEYS: Partial<Record<AskEffect["kind"] | "all", string[]>> = {};
 
 const KIND_NAME: Record<string, string> = { e: "elicit", u: "elicitUrl", s: "sample", r: "roots", a: "all(...)" };
 const CAPABILITY_NAME: Record<string, string> = { e: "elicitation", u: "elicitation.url", s: "sampling", r: "roots" };
@@ -195,6 +294,8 @@ export function describeFingerprint(fp: string | undefined): string {
       return "uuid()";
     case "T":
       return "runAsTask()";
+    case "P":
+      return `patched("${fp.slice(1)}")`;
     case "C":
       return `ctx.can("${CAPABILITY_NAME[fp[1]!] ?? "?"}")`;
     default:

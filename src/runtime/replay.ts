@@ -4,8 +4,14 @@ import { AnswerSchemaError, checkAnswer } from "./answers.js";
 import type { RunGenerator } from "./definitions.js";
 import { type AllEffect, type AskEffect, type Effect, isEffect } from "./effects.js";
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
-import { canFingerprint, decodeOutcome, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
+import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
 import { canFingerprintV1, decodeOutcomeV1, fingerprintV1 } from "./journal-v1.js";
+
+/** A divergence at a replayed record; for an ask, naming the part that changed. */
+function diverged(index: number, recorded: string, current: string, effect: Effect, key: string | undefined): DivergenceError {
+  const change = describeAskChange(recorded, current, effect, key);
+  return change ? new DivergenceError(index, recorded, current, `at effect #${index}, ${change.words}`, change.parts) : new DivergenceError(index, recorded, current);
+}
 
 /** Everything one round needs from the request and the state. */
 export interface RoundInput {
@@ -143,6 +149,42 @@ export class Round {
     this.index = resume ? resume.records.length : 0;
     this.asks = resume ? resume.asks : 0;
     this.v1 = !resume && input.format === 1;
+    this.suspendedAt = resume ? -1 : input.journal.length;
+  }
+
+  /**
+   * Where the previous round stopped (the journal's end), when this round replays; -1 when it
+   * resumes. A `patched()` reached exactly there, with asks outstanding, is old code: a round
+   * run by the code that has the patch would have recorded it before that ask.
+   */
+  private readonly suspendedAt: number;
+
+  /**
+   * Records of patches the code no longer makes (a `patched()` call deleted once no older call
+   * was left) are passed over, kept as they are; `keep` is the patch the code makes now.
+   */
+  private passRemovedPatches(keep?: string): void {
+    const { journal } = this.input;
+    while (this.index < journal.length && journal[this.index]![0][0] === "P" && journal[this.index]![0] !== keep) {
+      this.records.push(journal[this.index]!);
+      this.index++;
+    }
+  }
+
+  /** `patched(id)`: recorded `true` (new code), `false` for a call recorded before the patch (nothing recorded). */
+  private patchValue(fp: string): boolean {
+    const { journal, outstanding } = this.input;
+    const recorded = journal[this.index];
+    if (recorded !== undefined && recorded[0] === fp) {
+      this.records.push(recorded);
+      this.index++;
+      return true;
+    }
+    if (recorded !== undefined || (this.index === this.suspendedAt && outstanding !== undefined && Object.keys(outstanding).length > 0)) return false;
+    if (this.input.verify) throw new DivergenceError(this.index, this.input.verify.pending, fp, "replayed, the code takes a patch the round did not record");
+    this.records.push([fp, "1"]);
+    this.index++;
+    return true;
   }
 
   /** The fingerprint of `effect` as the replayed journal wrote it. */
@@ -160,6 +202,7 @@ export class Round {
     // Inside a step, the step's result is what gets recorded, not what it looked at.
     if (this.inStep) return this.input.declared(kind);
     const fp = canFingerprint(kind);
+    this.passRemovedPatches();
     const i = this.index;
     this.input.trace?.set(i, { can: kind });
     const { journal } = this.input;
@@ -191,8 +234,10 @@ export class Round {
         ({ effect, key, fp } = pending);
         pending = undefined;
       } else {
-        const next = await this.advance(generator, send);
+        const advanced = this.advance(generator, send);
+        const next = isThenable(advanced) ? await advanced : advanced;
         if (next.done) {
+          this.passRemovedPatches();
           if (this.index < journal.length) {
             throw new DivergenceError(this.index, journal[this.index]![0], undefined, `the journal recorded ${journal.length} effects but the code now completes after ${this.index}`);
           }
@@ -201,14 +246,20 @@ export class Round {
         }
         effect = next.value;
         key = this.keyOf(effect);
-        fp = fingerprintOf(effect, key);
+        // The recorded fingerprint is a hint: an ask made from the same schema, key and message is recognised without hashing.
+        this.passRemovedPatches(effect.kind === "patch" ? `P${effect.id}` : undefined);
+        fp = fingerprintOf(effect, key, this.v1 ? undefined : journal[this.index]?.[0]);
         input.trace?.set(this.index, { effect, key });
+      }
+      if (effect.kind === "patch") {
+        send = this.patchValue(fp);
+        continue;
       }
 
       if (this.index < journal.length) {
         const recorded = journal[this.index]!;
         const expected = this.recordedFp(effect, key, fp);
-        if (recorded[0] !== expected) throw new DivergenceError(this.index, recorded[0], expected);
+        if (recorded[0] !== expected) throw diverged(this.index, recorded[0], expected, effect, key);
         if (this.v1) {
           // A format-1 record: decoded as such, kept in format 2.
           send = this.decodeRecorded(effect, recorded[1]);
@@ -275,16 +326,33 @@ export class Round {
     return generator;
   }
 
-  /** The generator's next effect; author failures and divergences found inside it kept apart. */
-  private async advance(generator: RunGenerator<unknown>, send: unknown): Promise<IteratorResult<Effect, unknown>> {
-    let next: IteratorResult<Effect, unknown>;
+  /**
+   * The generator's next effect; author failures and divergences found inside it kept apart.
+   * Synchronous for a sync generator (no await per replayed effect), a promise for an async one.
+   */
+  private advance(generator: RunGenerator<unknown>, send: unknown): IteratorResult<Effect, unknown> | Promise<IteratorResult<Effect, unknown>> {
+    let step: IteratorResult<Effect, unknown> | Promise<IteratorResult<Effect, unknown>>;
     try {
-      const step = generator.next(send);
-      next = isThenable(step) ? await step : step;
+      step = generator.next(send);
     } catch (error) {
-      if (this.diverged) throw this.diverged;
-      throw new AuthorCodeError(error);
+      throw this.authorFailure(error);
     }
+    if (isThenable(step)) {
+      return Promise.resolve(step).then(
+        (next) => this.checkNext(next),
+        (error: unknown) => {
+          throw this.authorFailure(error);
+        },
+      );
+    }
+    return this.checkNext(step);
+  }
+
+  private authorFailure(error: unknown): Error {
+    return this.diverged ?? new AuthorCodeError(error);
+  }
+
+  private checkNext(next: IteratorResult<Effect, unknown>): IteratorResult<Effect, unknown> {
     // Author code may have caught the divergence ctx.can threw; it still ends the round.
     if (this.diverged) throw this.diverged;
     if (!next.done && !isEffect(next.value)) {
@@ -312,6 +380,7 @@ export class Round {
       case "now":
       case "uuid":
       case "task":
+      case "patch":
         return undefined;
       case "all":
         return defaultKey("all", this.asks++);
@@ -332,7 +401,8 @@ export class Round {
     if (asked === undefined) {
       if (!effect.acceptUnasked) return undefined;
     } else if (asked !== this.recordedFp(effect, key, fp)) {
-      throw new DivergenceError(this.index, asked, fp, `the answer under key "${key}" was given for a different ask than the one the code makes now`);
+      const change = describeAskChange(asked, fp, effect, key);
+      throw new DivergenceError(this.index, asked, fp, `the answer under key "${key}" was given for a different ask than the one the code makes now${change ? ` (${change.words})` : ""}`, change?.parts);
     }
     let check: ReturnType<typeof checkAnswer>;
     try {

@@ -24,7 +24,7 @@ import {
 import { CallContext } from "./call-context.js";
 import type { Definition, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
 import { AuthorCodeError, DivergenceError, NO_ENVELOPE_HINT, NondeterminismError } from "./errors.js";
-import { type JournalRecord, parseHeader, parseLines, recordLines, type StateHeader, type StatePayload } from "./journal.js";
+import { type JournalRecord, parseHeader, payloadFrom, parseLines, recordLines, type StateHeader, type StatePayload } from "./journal.js";
 import { parsePayloadV1 } from "./journal-v1.js";
 import { type LiveCall, LiveCalls } from "./live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
@@ -300,7 +300,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const header = parseHeader(opened.data);
       const text = ref === undefined ? opened.body ?? "" : await storeSafe(() => spill.open(ref));
       const j = header && parseLines(text);
-      if (header && j) payload = { ...header, j, text, format: 2 };
+      if (header && j) payload = payloadFrom(header, j, text, 2);
     } else {
       payload = parsePayloadV1(ref === undefined ? opened.data : parseJson(await storeSafe(() => spill.open(ref))));
     }
@@ -507,7 +507,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           suspended: outcome.suspended,
           context: ctx,
           owner: spec.owner,
-          payload: { ...header, j: outcome.journal, text, format: 2 },
+          payload: payloadFrom(header, outcome.journal, text, 2),
           minted: { nonce: minted.nonce, expiresAt: minted.expiresAt, argumentsDigest: spec.binding.argumentsDigest!, principal: spec.binding.principal },
         },
         minted.expiresAt,

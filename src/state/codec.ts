@@ -39,8 +39,27 @@ export interface StateCodec<T = unknown> {
   mint(claims: { binding: StateBinding; data: T; body?: string }): MintedState;
   /** Verify and decode; throws `StateError` with a stable `reason` on any failure. */
   open(token: unknown, expected: StateBinding): OpenedState<T>;
+  /**
+   * Verify a token's integrity (size, characters, key, tag) and read it, without checking
+   * expiry or binding: for tools that show what a state holds (`npx mcp-yield inspect`). Never
+   * use it to accept a state.
+   */
+  inspect(token: unknown): InspectedState<T>;
   /** The codec's clock (ms since the epoch): what expiry is measured against. */
   now(): number;
+}
+
+/** What `inspect` reads from an authentic token: its data and its claims, checked for nothing but integrity. */
+export interface InspectedState<T> extends OpenedState<T> {
+  /** Whether the token's expiry has passed (on the codec's clock). */
+  expired: boolean;
+  method: StateBinding["method"];
+  /** Tool or prompt name, or resource uri. */
+  target: string;
+  /** SHA-256 of the canonical JSON of the arguments, base64url. */
+  argumentsDigest: string;
+  /** Whether a principal is bound (only its keyed hash is in the token). */
+  principalBound: boolean;
 }
 
 /** A token just minted, and what it carries. */
@@ -179,13 +198,26 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     throw new StateError("malformed", "requestState payload could not be decoded");
   }
 
-  function open(token: unknown, expected: StateBinding): OpenedState<T> {
+  /** Size, characters, integrity, then the claims: what every reading of a token checks first. */
+  function authentic(token: unknown): { claims: Claims; body: string | undefined; key: DerivedKey; format: 1 | 2 } {
     if (typeof token !== "string") throw new StateError("malformed", "requestState must be a string");
     // Size first: nothing about an oversized token is decoded or hashed.
     if (token.length > maxTokenBytes) throw new StateError("too_large", `requestState is over the ${maxTokenBytes}-byte limit`);
     if (!TOKEN_CHARS.test(token)) throw new StateError("malformed", "requestState contains characters outside base64url");
     const { plaintext, key, format } = verify(token);
-    const { claims, body } = decodeClaims(plaintext, format);
+    return { ...decodeClaims(plaintext, format), key, format };
+  }
+
+  function dataOf(claims: Claims): T {
+    try {
+      return decodeData(claims) as T;
+    } catch {
+      throw new StateError("malformed", "requestState payload could not be decoded");
+    }
+  }
+
+  function open(token: unknown, expected: StateBinding): OpenedState<T> {
+    const { claims, body, key, format } = authentic(token);
     if (clock() >= claims.exp) throw new StateError("expired", "requestState has expired; start the call again");
     const mismatch =
       claims.m !== expected.method || claims.t !== expected.target
@@ -196,16 +228,29 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
             ? "another principal"
             : undefined;
     if (mismatch) throw new StateError("wrong_binding", `requestState belongs to a call with ${mismatch}`);
-    let data: T;
-    try {
-      data = decodeData(claims) as T;
-    } catch {
-      throw new StateError("malformed", "requestState payload could not be decoded");
-    }
+    const data = dataOf(claims);
     return { data, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id, format, ...(body !== undefined ? { body } : {}) };
   }
 
-  return { mode, ttlSeconds, maxTokenBytes, seal: (claims) => mint(claims).token, mint, open, now: clock };
+  function inspect(token: unknown): InspectedState<T> {
+    const { claims, body, key, format } = authentic(token);
+    return {
+      data: dataOf(claims),
+      issuedAt: claims.iat,
+      expiresAt: claims.exp,
+      expired: clock() >= claims.exp,
+      nonce: claims.n,
+      keyId: key.id,
+      format,
+      method: claims.m,
+      target: claims.t,
+      argumentsDigest: claims.a,
+      principalBound: claims.p !== undefined,
+      ...(body !== undefined ? { body } : {}),
+    };
+  }
+
+  return { mode, ttlSeconds, maxTokenBytes, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock };
 }
 
 const METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);

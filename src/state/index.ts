@@ -1,4 +1,4 @@
-export { createStateCodec, type MintedState, type StateCodec, type StateCodecOptions, type StateMode } from "./codec.js";
+export { createStateCodec, type InspectedState, type MintedState, type StateCodec, type StateCodecOptions, type StateMode } from "./codec.js";
 export { StateError, StateConfigError, type StateErrorReason } from "./errors.js";
 export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./keyring.js";
 export type { StateBinding, OpenedState } from "./claims.js";

@@ -1,0 +1,151 @@
+import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
+import { describeFingerprint, parseHeader, parseLines } from "./journal.js";
+import { parsePayloadV1 } from "./journal-v1.js";
+
+/** One journal record, described. */
+export interface InspectedRecord {
+  index: number;
+  fingerprint: string;
+  /** What the code did, e.g. `step("draft")`, `elicit (ask #0)`, `ctx.can("sampling")`. */
+  effect: string;
+  /** What was recorded, as display text (cut at 200 characters). */
+  value: string;
+}
+
+/** What `inspectState` tells about a `requestState`. */
+export interface StateReport {
+  /** `y2e`, `y2s`, `y1e` or `y1s`. */
+  version: string;
+  keyId: string;
+  issuedAt: string;
+  expiresAt: string;
+  expired: boolean;
+  binding: { method: string; target: string; argumentsDigest: string; principalBound: boolean };
+  /** Rounds completed when the state was minted. */
+  round: number | undefined;
+  callId: string | undefined;
+  /** The definition's `version` the state was minted under. */
+  definitionVersion: string | undefined;
+  records: InspectedRecord[];
+  /** Asks outstanding when the state was minted: key → what they are. */
+  outstanding: Record<string, string>;
+  /** Answers already collected for a partly answered `all(...)`: key → value. */
+  partial: Record<string, string>;
+  /** Set when the journal was spilled to the server's store (not in the token). */
+  spilled?: { id: string; digest: string };
+}
+
+const MAX_SHOWN = 200;
+const cut = (text: string) => (text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text);
+
+/** A recorded value text for people: JSON as it is, a rich value (Date, Map, …) as its JSON part. */
+function shownValue(text: string): string {
+  if (text === "") return "undefined";
+  if (!text.startsWith("~")) return cut(text);
+  try {
+    const rich = JSON.parse(text.slice(1)) as { j: unknown };
+    return cut(`${JSON.stringify(rich.j)} (with Date/Map/Set/BigInt/undefined kept)`);
+  } catch {
+    return cut(text);
+  }
+}
+
+const ASK_NAMES: Record<string, string> = { e: "elicit", u: "elicitUrl", s: "sample", r: "listRoots", a: "all(...)" };
+
+/** A format-2 record: the effect in words (asks numbered as the default keys count them) and its value. */
+function describeRecord(fp: string, value: string, asks: { n: number }): Pick<InspectedRecord, "effect" | "value"> {
+  const letter = fp[0]!;
+  if (letter === "C") return { effect: describeFingerprint(fp), value: value === "1" ? "true" : "false" };
+  if (letter === "T") return { effect: "runAsTask()", value: value === "1" ? "true (became a task)" : "false" };
+  if (letter === "P") return { effect: describeFingerprint(fp), value: "true (the call takes the patched branch)" };
+  if (letter === "S" || letter === "N" || letter === "U") return { effect: describeFingerprint(fp), value: letter === "N" ? `${value} (${new Date(Number(value)).toISOString()})` : shownValue(value) };
+  const effect = `${ASK_NAMES[letter] ?? "an effect"} (ask #${asks.n++})`;
+  if (letter === "e" || letter === "u") {
+    const action = value[0] === "a" ? "accept" : value === "d" ? "decline" : "cancel";
+    return { effect, value: letter === "e" && action === "accept" ? `accept ${shownValue(value.slice(1))}` : action };
+  }
+  return { effect, value: shownValue(value) };
+}
+
+/**
+ * Verify a `requestState` with `codec` and tell what it holds: claims, binding, round, call id,
+ * each journal record described, the outstanding asks and partial answers. Integrity is checked
+ * (a token from another key ring, or altered, throws `StateError`); expiry and binding are
+ * reported, not enforced. The journal keeps hashes of what was asked, so an ask is shown by
+ * kind and order, not by its text.
+ */
+export function inspectState(codec: StateCodec, token: string): StateReport {
+  const state: InspectedState<unknown> = codec.inspect(token);
+  const report: StateReport = {
+    version: token.slice(0, token.indexOf(".")),
+    keyId: state.keyId,
+    issuedAt: new Date(state.issuedAt).toISOString(),
+    expiresAt: new Date(state.expiresAt).toISOString(),
+    expired: state.expired,
+    binding: { method: state.method, target: state.target, argumentsDigest: state.argumentsDigest, principalBound: state.principalBound },
+    round: undefined,
+    callId: undefined,
+    definitionVersion: undefined,
+    records: [],
+    outstanding: {},
+    partial: {},
+  };
+  const data = state.data as Record<string, unknown> | undefined;
+  if (typeof data?.sp === "string" && typeof data.h === "string") report.spilled = { id: data.sp, digest: data.h };
+  if (state.format === 2) {
+    const header = parseHeader(state.data);
+    const records = parseLines(state.body ?? "");
+    if (header === undefined || records === undefined) throw new StateError("malformed", "requestState is authentic but holds no journal of this library");
+    const asks = { n: 0 };
+    report.round = header.r;
+    report.callId = header.c;
+    report.definitionVersion = header.v;
+    report.records = records.map(([fp, value], index) => ({ index, fingerprint: fp, ...describeRecord(fp, value, asks) }));
+    report.outstanding = Object.fromEntries(Object.entries(header.o).map(([key, fp]) => [key, describeFingerprint(fp)]));
+    report.partial = Object.fromEntries(Object.entries(header.p ?? {}).map(([key, value]) => [key, shownValue(value)]));
+    return report;
+  }
+  const payload = report.spilled ? undefined : parsePayloadV1(state.data);
+  if (payload !== undefined) {
+    report.round = payload.r;
+    report.callId = payload.c;
+    report.definitionVersion = payload.v;
+    report.records = payload.j.map(([fp, value], index) => ({ index, fingerprint: fp, effect: describeFingerprint(fp), value: shownValue(value) }));
+    report.outstanding = Object.fromEntries(Object.entries(payload.o).map(([key, fp]) => [key, describeFingerprint(fp)]));
+    report.partial = Object.fromEntries(Object.entries(payload.p ?? {}).map(([key, value]) => [key, shownValue(value)]));
+  }
+  return report;
+}
+
+const ago = (ms: number) => {
+  const s = Math.round(Math.abs(ms) / 1000);
+  const text = s >= 3600 ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${s}s`;
+  return ms >= 0 ? `in ${text}` : `${text} ago`;
+};
+
+/** The report as lines for a terminal. */
+export function formatStateReport(report: StateReport, now = Date.now()): string[] {
+  const lines = [
+    `requestState ${report.version}, key ${report.keyId}: authentic${report.expired ? ", EXPIRED" : ""}`,
+    `  issued    ${report.issuedAt}`,
+    `  expires   ${report.expiresAt} (${ago(Date.parse(report.expiresAt) - now)})`,
+    `  bound to  ${report.binding.method} ${JSON.stringify(report.binding.target)}, arguments sha256 ${report.binding.argumentsDigest}, principal ${report.binding.principalBound ? "bound (keyed hash)" : "none"}`,
+  ];
+  if (report.callId !== undefined) lines.push(`  call      ${report.callId}, ${report.round} round${report.round === 1 ? "" : "s"} done${report.definitionVersion !== undefined ? `, definition version ${JSON.stringify(report.definitionVersion)}` : ""}`);
+  if (report.spilled) lines.push(`  journal   spilled to the server's store (entry state:${report.spilled.id}, sha256 ${report.spilled.digest}); not in the token`);
+  else {
+    lines.push(`  journal   ${report.records.length} record${report.records.length === 1 ? "" : "s"}`);
+    for (const r of report.records) lines.push(`    #${r.index} ${r.effect} → ${r.value}`);
+  }
+  const waiting = Object.entries(report.outstanding);
+  if (waiting.length > 0) {
+    lines.push("  waiting for");
+    for (const [key, what] of waiting) lines.push(`    ${key}: ${what}`);
+  }
+  const partial = Object.entries(report.partial);
+  if (partial.length > 0) {
+    lines.push("  answers kept for a partly answered all(...)");
+    for (const [key, value] of partial) lines.push(`    ${key}: ${value}`);
+  }
+  return lines;
+}
