@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
-import { createMemoryStore, createRuntime, parseKeyRing, type Runtime, type StateKey, type Store, type TaskOptions } from "mcp-yield";
+import { createMemoryStore, createRuntime, formatRoundTrace, parseKeyRing, type RoundTrace, type Runtime, type StateKey, type Store, type TaskOptions } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { register } from "mcp-yield/server";
 import { bookFlight } from "./tools/book-flight.js";
@@ -66,12 +66,14 @@ export interface RunningServer {
 }
 
 /** Listen on 127.0.0.1:`port` (0 picks a free port) and serve `/mcp`. */
-export async function startExampleServer(options: { port?: number; keys?: StateKey[]; store?: Store; onError?: (e: unknown) => void } = {}): Promise<RunningServer> {
+export async function startExampleServer(options: { port?: number; keys?: StateKey[]; store?: Store; onError?: (e: unknown) => void; onRound?: (trace: RoundTrace) => void } = {}): Promise<RunningServer> {
   const store = options.store ?? (await storeFromEnv()).store;
   const runtime = createRuntime({
     state: { keys: options.keys ?? keysFromEnv().keys },
     store,
     tasks: taskOptionsFromEnv(),
+    // MCP_YIELD_TRACE=1: one line per round on stderr (path, records replayed, steps, asks, state size, time).
+    ...(options.onRound ? { onRound: options.onRound } : process.env.MCP_YIELD_TRACE === "1" ? { onRound: (t: RoundTrace) => console.error(formatRoundTrace(t)) } : {}),
     onError: options.onError ?? ((error, info) => console.error(`[mcp-yield] ${info.method} ${info.target} round ${info.round}${info.taskId ? ` task ${info.taskId}` : ""}:`, error)),
   });
   const app = createApp(runtime);

@@ -220,7 +220,7 @@ describe("edges", () => {
   });
 
   it("live calls are bounded by bytes and by expiry, and eviction only means the next round replays", async () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
     let now = 1000;
     const calls = new LiveCalls(100, 3 * liveCallBytes("t".repeat(100)), () => now);
     const owner = {};

@@ -34,6 +34,19 @@ describe("README snippets", () => {
     expect([one.result.content[0]!.text, many.result.content[0]!.text]).toEqual(["short", "two blocks"]);
   });
 
+  it("the resource template snippet reads a note after asking", async () => {
+    const { note } = await import("../examples/readme/note-template.js");
+    const sim = await simulate(note, { uri: "notes://work/plans/q3.md" }, { show: accept({ show: true }) });
+    expect(sim.result.contents).toEqual([{ uri: "notes://work/plans/q3.md", mimeType: "text/markdown", text: "# plans/q3.md in work" }]);
+  });
+
+  it("the patched snippet asks new calls twice", async () => {
+    const { book } = await import("../examples/readme/patched.js");
+    const sim = await simulate(book, { destination: "Oslo" }, { again: accept({ confirm: true }), confirm: accept({ confirm: true }) });
+    expect(sim.result.content[0]!.text).toBe("Booked Oslo.");
+    expect(sim.rounds.map((r) => Object.keys(r.inputRequests))).toEqual([["again"], ["confirm"]]);
+  });
+
   it("the serve snippet serves it, and the official-client snippet calls it", async () => {
     process.env.PORT = "0";
     const { http } = await import("../examples/readme/serve.js");

@@ -27,7 +27,7 @@ const taskCalls: Array<[string, Record<string, unknown>, RegExp]> = [
   ["confirm_delete", { filename: "notes.txt" }, /^Deleted notes\.txt\.$/],
   ["multi_input", {}, /^Name: Ada; proceed: true$/],
   ["test_tool_with_task", {}, /^Hello, Alice! \(prepared as a task\)$/],
-  ["generate_report", { topic: "tides" }, /^Report on "tides": \d+ pages, https:\/\/reports\.example\/\w+\.html$/],
+  ["generate_report", { topic: "tides" }, /^Report on "tides": \d+ pages, https:\/\/reports\.example\/[\w-]+\.html$/],
 ];
 
 describe("mcp-yield/client follows tasks", () => {

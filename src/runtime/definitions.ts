@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Capability, ContentBlock, PromptMessage, ResourceContents } from "../wire/index.js";
 import type { Effect } from "./effects.js";
+import { compileUriTemplate, type TemplateVariables } from "./uri-template.js";
 
 export type { Capability };
 
@@ -175,5 +176,77 @@ export function resource(spec: {
   return { type: "resource", ...common("resource", spec), uri: spec.uri, description: spec.description, mimeType: spec.mimeType };
 }
 
+/** A resource template defined with `resourceTemplate(...)`: one definition for every URI it matches. */
+export interface ResourceTemplateDefinition<V = Record<string, string>> {
+  readonly type: "resourceTemplate";
+  readonly uriTemplate: string;
+  readonly name: string;
+  readonly title: string | undefined;
+  readonly description: string | undefined;
+  readonly mimeType: string | undefined;
+  readonly version: string | undefined;
+  /** The variables of a URI this template matches, checked (`undefined`: no match; throws the variables schema's error). */
+  match(uri: string): { ok: true; variables: V } | { ok: false; problem: string } | undefined;
+  run(variables: V, uri: string, ctx: RunContext): RunGenerator<ResourceReturn>;
+}
+
+/**
+ * Define a resource template (`uriTemplate: "notes://{folder}/{+path}"`) whose `run` may
+ * `yield*` effects: it serves every URI the template matches, with the variables typed from
+ * the template (each a string) or, with `variables`, parsed by that zod object. A round's state
+ * is bound to the concrete URI read. Supported: `{name}` (one path segment) and `{+name}`
+ * (may contain `/`), percent-decoded; other RFC 6570 operators are refused here.
+ */
+export function resourceTemplate<T extends string, V extends z.ZodObject>(spec: {
+  uriTemplate: T;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  version?: string;
+  /** Parses the template's variables (e.g. `z.object({ id: z.coerce.number().int() })`); a URI whose variables fail it is refused with -32602. */
+  variables: V;
+  run: (variables: z.output<V>, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
+}): ResourceTemplateDefinition<z.output<V>>;
+/** `resourceTemplate` without a `variables` schema: each variable is the decoded string matched. */
+export function resourceTemplate<T extends string>(spec: {
+  uriTemplate: T;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  version?: string;
+  run: (variables: TemplateVariables<T>, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
+}): ResourceTemplateDefinition<TemplateVariables<T>>;
+export function resourceTemplate(spec: {
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  version?: string;
+  variables?: z.ZodObject;
+  run: (variables: never, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
+}): ResourceTemplateDefinition<unknown> {
+  const compiled = compileUriTemplate(spec.uriTemplate);
+  const schema = spec.variables;
+  const match = (uri: string): { ok: true; variables: unknown } | { ok: false; problem: string } | undefined => {
+    const raw = compiled.match(uri);
+    if (raw === undefined) return undefined;
+    if (schema === undefined) return { ok: true, variables: raw };
+    const parsed = schema.safeParse(raw);
+    return parsed.success ? { ok: true, variables: parsed.data } : { ok: false, problem: parsed.error.issues.map((i) => `${i.path.join(".") || "variables"}: ${i.message}`).join("; ") };
+  };
+  return {
+    type: "resourceTemplate",
+    ...common("resource template", spec),
+    uriTemplate: spec.uriTemplate,
+    title: spec.title,
+    description: spec.description,
+    mimeType: spec.mimeType,
+    match,
+  } as ResourceTemplateDefinition<unknown>;
+}
+
 /** Any definition `register` and the runtime accept. */
-export type Definition = ToolDefinition | PromptDefinition | ResourceDefinition;
+export type Definition = ToolDefinition | PromptDefinition | ResourceDefinition | ResourceTemplateDefinition<unknown>;

@@ -2,11 +2,13 @@ export {
   tool,
   prompt,
   resource,
+  resourceTemplate,
   toolError,
   isToolError,
   type ToolDefinition,
   type PromptDefinition,
   type ResourceDefinition,
+  type ResourceTemplateDefinition,
   type Definition,
   type RunContext,
   type RunGenerator,
@@ -68,3 +70,6 @@ export {
   type TaskAck,
 } from "./runtime.js";
 export { formatStateReport, inspectState, type InspectedRecord, type StateReport } from "./inspect.js";
+export { formatRoundTrace, type RoundTrace, type RoundPath, type RoundOutcomeKind } from "./trace.js";
+export type { StepRun } from "./replay.js";
+export { compileUriTemplate, type CompiledUriTemplate, type TemplateVariableNames, type TemplateVariables } from "./uri-template.js";

@@ -12,7 +12,7 @@ export interface LiveCall {
   /** The journal exactly as it was sealed into the token. */
   payload: StatePayload;
   /** What the token carries, kept so that presenting this very token needs no decoding. */
-  minted: { nonce: string; expiresAt: number; argumentsDigest: string; principal: string | undefined };
+  minted: { nonce: string; expiresAt: number; method: string; target: string; argumentsDigest: string; principal: string | undefined };
 }
 
 /**

@@ -7,6 +7,14 @@ import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./erro
 import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
 import { canFingerprintV1, decodeOutcomeV1, fingerprintV1 } from "./journal-v1.js";
 
+/** A step a round ran: its name, when it started (ms since the epoch), how long it took, whether it returned. */
+export interface StepRun {
+  name: string;
+  startedAt: number;
+  ms: number;
+  ok: boolean;
+}
+
 /** A divergence at a replayed record; for an ask, naming the part that changed. */
 function diverged(index: number, recorded: string, current: string, effect: Effect, key: string | undefined): DivergenceError {
   const change = describeAskChange(recorded, current, effect, key);
@@ -129,6 +137,8 @@ function recordable(value: unknown, what: string): string {
  */
 export class Round {
   readonly records: JournalRecord[];
+  /** The steps this round ran (not the replayed ones), for round traces. */
+  readonly stepsRun: StepRun[] = [];
   private index: number;
   private asks: number;
   private inStep = false;
@@ -278,7 +288,7 @@ export class Round {
       let text: string;
       switch (effect.kind) {
         case "step":
-          text = recordable(await this.runStep(effect.fn), `the value step("${effect.name}") returned`);
+          text = recordable(await this.runStep(effect.name, effect.fn), `the value step("${effect.name}") returned`);
           break;
         case "now":
           text = encodeValue(input.clock());
@@ -362,15 +372,21 @@ export class Round {
     return next;
   }
 
-  private async runStep(fn: (signal: AbortSignal) => unknown): Promise<unknown> {
+  private async runStep(name: string, fn: (signal: AbortSignal) => unknown): Promise<unknown> {
     this.inStep = true;
+    const startedAt = Date.now();
+    const started = performance.now();
+    let ok = false;
     try {
       const value = fn(this.input.signal());
-      return isThenable(value) ? await value : value;
+      const result = isThenable(value) ? await value : value;
+      ok = true;
+      return result;
     } catch (error) {
       throw new AuthorCodeError(error);
     } finally {
       this.inStep = false;
+      this.stepsRun.push({ name, startedAt, ms: performance.now() - started, ok });
     }
   }
 

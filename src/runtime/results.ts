@@ -56,11 +56,11 @@ export function shapePromptResult(def: PromptDefinition, value: unknown): GetPro
 const resourceShape = z.union([z.string(), z.array(resourceContents), z.object({ contents: z.array(resourceContents) })]);
 
 /** Shape what a resource's run returned: string → one text content at the resource's uri. */
-export function shapeResourceResult(def: ResourceDefinition, value: unknown): ReadResourceResult {
+export function shapeResourceResult(def: { mimeType: string | undefined }, uri: string, value: unknown): ReadResourceResult {
   const parsed = resourceShape.safeParse(value);
-  if (!parsed.success) throw new ResultShapeError(`resource "${def.uri}" must return a string, contents, or { contents }`);
+  if (!parsed.success) throw new ResultShapeError(`resource "${uri}" must return a string, contents, or { contents }`);
   const v = parsed.data;
   const contents: ResourceContents[] =
-    typeof v === "string" ? [{ uri: def.uri, ...(def.mimeType ? { mimeType: def.mimeType } : {}), text: v }] : Array.isArray(v) ? v : v.contents;
+    typeof v === "string" ? [{ uri, ...(def.mimeType ? { mimeType: def.mimeType } : {}), text: v }] : Array.isArray(v) ? v : v.contents;
   return { resultType: "complete", contents };
 }

@@ -22,7 +22,7 @@ import {
   readResourceParams,
 } from "../wire/index.js";
 import { CallContext } from "./call-context.js";
-import type { Definition, PromptDefinition, ResourceDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
+import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
 import { AuthorCodeError, DivergenceError, NO_ENVELOPE_HINT, NondeterminismError } from "./errors.js";
 import { type JournalRecord, parseHeader, payloadFrom, parseLines, recordLines, type StateHeader, type StatePayload } from "./journal.js";
 import { parsePayloadV1 } from "./journal-v1.js";
@@ -33,6 +33,7 @@ import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResu
 import { createTaskEngine, type TaskEngine, type TaskOptions } from "./tasks/engine.js";
 import { createRedemption } from "./redeem.js";
 import { createSpill } from "./spill.js";
+import type { RoundTrace } from "./trace.js";
 import { checkReplay } from "./verify.js";
 
 /** What the transport knows about the request, beyond its params. */
@@ -95,6 +96,14 @@ export interface RuntimeOptions {
    */
   onError?: (error: unknown, info: ErrorInfo) => void;
   limits?: RuntimeLimits;
+  /**
+   * Told about every request of a multi-round call, after its response is decided: call id,
+   * round, how it went on (first, resumed, replayed, or a repeat answered from the store),
+   * records replayed, steps run with their durations, asks sent, state sizes, time, outcome
+   * (refused requests too, with the error's reason). Off by default (nothing is measured). `formatRoundTrace` makes a log
+   * line of it; `openTelemetryObserver` (mcp-yield/otel) makes spans.
+   */
+  onRound?: (trace: RoundTrace) => void;
   /** Clock for `now()` (ms). */
   clock?: () => number;
   /**
@@ -145,8 +154,8 @@ export interface Runtime {
   callTool(def: ToolDefinition, params: unknown, request?: RequestInfo): Promise<ToolCallResult>;
   /** Run one round of `prompts/get`. */
   getPrompt(def: PromptDefinition, params: unknown, request?: RequestInfo): Promise<PromptGetResult>;
-  /** Run one round of `resources/read`. */
-  readResource(def: ResourceDefinition, params: unknown, request?: RequestInfo): Promise<ResourceReadResult>;
+  /** Run one round of `resources/read`, of a resource or of a resource template (bound to the concrete uri). */
+  readResource(def: ResourceDefinition | ResourceTemplateDefinition<unknown>, params: unknown, request?: RequestInfo): Promise<ResourceReadResult>;
   /**
    * Definitions this runtime may have to run without a request naming them — a task taken over
    * from an instance that died. `register` tells it; call it yourself without `register`.
@@ -198,6 +207,12 @@ function bindingFor(method: StateBinding["method"], target: string, args: Record
 }
 
 const PAYLOAD_LIMIT_REASON = "state_too_large";
+
+/** What kind of response a stored one is, for its trace. */
+function outcomeOf(result: unknown): RoundTrace["outcome"] {
+  const kind = (result as { resultType?: unknown }).resultType;
+  return kind === "input_required" ? "input_required" : kind === "task" ? "task" : "complete";
+}
 
 /** A presented state, verified: by exact match with a token this instance holds, or in full (`opened`). */
 interface Presented {
@@ -353,7 +368,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * The state a request presents, verified. A token this instance minted and still holds a
    * suspended generator for is recognised by exact match — it is bound to this definition,
    * these arguments and this principal and has not expired — and needs no decoding; any other
-   * token is verified in full (integrity, expiry, binding).
+   * token is verified in full (integrity, expiry, binding). Every part of the binding is
+   * compared: one definition may serve many targets (a resource template, many uris).
    */
   function presented<R, T>(spec: CallSpec<R, T>, token: string): Presented {
     const held = live.peek(token);
@@ -362,6 +378,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       held !== undefined &&
       minted !== undefined &&
       held.owner === spec.owner &&
+      minted.method === spec.binding.method &&
+      minted.target === spec.binding.target &&
       minted.expiresAt > codec.now() &&
       minted.argumentsDigest === spec.binding.argumentsDigest &&
       minted.principal === spec.binding.principal
@@ -377,18 +395,56 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * gets this round's response from the store, a different one is refused (`state_redeemed`).
    */
   async function run<R, T = never>(spec: CallSpec<R, T>, request: RequestInfo): Promise<R | InputRequiredResult | T> {
+    const observe = options.onRound;
+    if (observe === undefined) return runRound(spec, request, undefined);
+    const trace: RoundTrace = {
+      method: spec.binding.method,
+      target: spec.binding.target,
+      callId: undefined,
+      round: 0,
+      path: spec.requestState === undefined ? "first" : "replayed",
+      replayed: 0,
+      steps: [],
+      asks: [],
+      stateBytesIn: spec.requestState?.length ?? 0,
+      stateBytesOut: 0,
+      startedAt: Date.now(),
+      ms: 0,
+      outcome: "error",
+    };
+    const started = performance.now();
+    try {
+      return await runRound(spec, request, trace);
+    } catch (error) {
+      trace.outcome = "error";
+      trace.error = error instanceof ProtocolError ? { code: error.code, reason: String(error.data?.reason ?? "") } : { code: undefined, reason: error instanceof Error ? error.name : "thrown" };
+      throw error;
+    } finally {
+      trace.ms = performance.now() - started;
+      try {
+        observe(trace);
+      } catch {
+        // an observer that throws must not change the round's response
+      }
+    }
+  }
+
+  async function runRound<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
     const responses = ownResponses(spec.inputResponses);
-    if (spec.requestState === undefined) return execute(spec, request, undefined, responses);
+    if (spec.requestState === undefined) return execute(spec, request, undefined, responses, observed);
     const state = presented(spec, spec.requestState);
-    if (redemption === undefined) return execute(spec, request, state, responses);
+    if (redemption === undefined) return execute(spec, request, state, responses, observed);
     const ticket = await storeSafe(() => redemption.claim(state.nonce, digestOf(Object.fromEntries(responses)), state.expiresAt));
     if (ticket.kind === "stored") {
+      if (observed) observed.path = "stored";
       if ("error" in ticket.response) throw new ProtocolError(ticket.response.error.code, ticket.response.error.message, ticket.response.error.data);
-      return ticket.response.result as R | InputRequiredResult | T;
+      const stored = ticket.response.result as R | InputRequiredResult | T;
+      if (observed) observed.outcome = outcomeOf(stored);
+      return stored;
     }
     let result: R | InputRequiredResult | T;
     try {
-      result = await execute(spec, request, state, responses);
+      result = await execute(spec, request, state, responses, observed);
     } catch (error) {
       // A JSON-RPC error is this round's response too; anything else frees the state for a retry.
       const kept = error instanceof ProtocolError && !["store_unavailable", "store_full"].includes(String(error.data?.reason));
@@ -417,7 +473,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
   }
 
-  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>): Promise<R | InputRequiredResult | T> {
+  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
     if (state !== undefined) {
@@ -432,6 +488,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const round = (payload?.r ?? 0) + 1;
     const callId = payload?.c ?? randomUuid();
     const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round, callId };
+    if (observed) {
+      observed.callId = callId;
+      observed.round = round;
+      observed.path = resumed ? "resumed" : state ? "replayed" : "first";
+      observed.replayed = resumed ? 0 : (payload?.j.length ?? 0);
+    }
     const ctx = resumed?.context ?? new CallContext(spec.binding.principal, callId);
     const declared = capabilityCheck(request.clientCapabilities);
     const trace = options.verifyReplay ? new Map<number, Traced>() : undefined;
@@ -464,13 +526,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (error instanceof AuthorCodeError && error.cause instanceof ProtocolError) throw error.cause;
       if (error instanceof AuthorCodeError) {
         report(error.cause, info);
+        if (observed) observed.outcome = "author_error";
         return spec.onAuthorFailure();
       }
       if (error instanceof DivergenceError) report(error, info);
       throw error;
     } finally {
       ctx.leave();
+      if (observed) observed.steps = current.stepsRun;
     }
+    if (observed) observed.outcome = outcome.type;
     if (outcome.type === "task") {
       return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, resume: { suspended: outcome.suspended, context: ctx } }));
     }
@@ -482,6 +547,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       } catch (error) {
         if (!(error instanceof ResultShapeError)) throw error;
         report(error, info);
+        if (observed) observed.outcome = "author_error";
         return spec.onAuthorFailure();
       }
       if (check) await checked(checkReplay(check, { type: "complete", journal: outcome.journal, result: canonicalJson(result) }, shapeText(spec)), info);
@@ -508,10 +574,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           context: ctx,
           owner: spec.owner,
           payload: payloadFrom(header, outcome.journal, text, 2),
-          minted: { nonce: minted.nonce, expiresAt: minted.expiresAt, argumentsDigest: spec.binding.argumentsDigest!, principal: spec.binding.principal },
+          minted: { nonce: minted.nonce, expiresAt: minted.expiresAt, method: spec.binding.method, target: spec.binding.target, argumentsDigest: spec.binding.argumentsDigest!, principal: spec.binding.principal },
         },
         minted.expiresAt,
       );
+    }
+    if (observed) {
+      observed.asks = Object.entries(outcome.inputRequests).map(([key, r]) => ({ key, method: r.method }));
+      observed.stateBytesOut = requestState.length;
     }
     return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
   }
@@ -586,16 +656,27 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     async readResource(def, rawParams, request = {}) {
       const params = parseOrThrow(readResourceParams, rawParams, "resources/read params");
-      if (params.uri !== def.uri) throw invalidParams(`Resource uri "${params.uri}" does not match "${def.uri}"`, "invalid_params");
+      const uri = params.uri;
+      let start: (ctx: RunContext) => RunGenerator<unknown>;
+      if (def.type === "resource") {
+        if (uri !== def.uri) throw invalidParams(`Resource uri "${uri}" does not match "${def.uri}"`, "invalid_params");
+        start = (ctx) => def.run(uri, ctx);
+      } else {
+        // A template: the state is bound to the concrete uri, so a round never moves to another.
+        const matched = def.match(uri);
+        if (matched === undefined) throw invalidParams(`Resource uri "${uri}" does not match the template "${def.uriTemplate}"`, "invalid_params");
+        if (!matched.ok) throw invalidParams(`Invalid variables in resource uri "${uri}": ${matched.problem}`, "invalid_arguments");
+        start = (ctx) => def.run(matched.variables, uri, ctx);
+      }
       return run<ReadResourceResult>(
         {
           owner: def,
-          binding: bindingFor("resources/read", def.uri, {}, request.principal),
+          binding: bindingFor("resources/read", uri, {}, request.principal),
           version: def.version,
           requestState: params.requestState,
           inputResponses: params.inputResponses,
-          start: (ctx) => def.run(def.uri, ctx),
-          shape: (value) => shapeResourceResult(def, value),
+          start,
+          shape: (value) => shapeResourceResult(def, uri, value),
           onAuthorFailure: internalError,
         },
         request,

@@ -1,10 +1,11 @@
-import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
+import { type McpServer, ResourceTemplate, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import {
   createRuntime,
   type Definition,
   type PromptDefinition,
   type ResourceDefinition,
+  type ResourceTemplateDefinition,
   type Runtime,
   type RuntimeOptions,
   type ToolDefinition,
@@ -51,11 +52,13 @@ function sdkHandler(low: LowServer, method: string): Handler | undefined {
 
 /** Names registered with the SDK's own API for `method` (what an unreachable chain would break). */
 function sdkNativeNames(server: McpServer, method: (typeof MULTI_ROUND)[number]): string[] {
-  const field = method === "tools/call" ? "_registeredTools" : method === "prompts/get" ? "_registeredPrompts" : "_registeredResources";
-  const registered = (server as unknown as Record<string, unknown>)[field];
-  // Unknown layout: assume there may be SDK-native definitions (refusing is the safe side).
-  if (typeof registered !== "object" || registered === null) return ["(definitions of unknown names)"];
-  return Object.keys(registered);
+  const fields = method === "tools/call" ? ["_registeredTools"] : method === "prompts/get" ? ["_registeredPrompts"] : ["_registeredResources", "_registeredResourceTemplates"];
+  return fields.flatMap((field) => {
+    const registered = (server as unknown as Record<string, unknown>)[field];
+    // Unknown layout: assume there may be SDK-native definitions (refusing is the safe side).
+    if (typeof registered !== "object" || registered === null) return ["(definitions of unknown names)"];
+    return Object.keys(registered);
+  });
 }
 
 // The SDK validates params with these before our handler runs: permissive, so that the
@@ -97,6 +100,7 @@ export function register(server: McpServer, definitions: readonly Definition[], 
   const tools = new Map<string, ToolDefinition>();
   const prompts = new Map<string, PromptDefinition>();
   const resources = new Map<string, ResourceDefinition>();
+  const templates: ResourceTemplateDefinition<unknown>[] = [];
 
   for (const def of definitions) {
     if (def.type === "tool") {
@@ -105,9 +109,13 @@ export function register(server: McpServer, definitions: readonly Definition[], 
     } else if (def.type === "prompt") {
       prompts.set(def.name, def);
       server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: promptArgsSchema(def) }, unreachable);
-    } else {
+    } else if (def.type === "resource") {
       resources.set(def.uri, def);
       server.registerResource(def.name, def.uri, { ...(def.description ? { description: def.description } : {}), ...(def.mimeType ? { mimeType: def.mimeType } : {}) }, unreachable);
+    } else {
+      templates.push(def);
+      // Listed by the SDK under resources/templates/list; reads come to us (see the route below).
+      server.registerResource(def.name, new ResourceTemplate(def.uriTemplate, { list: undefined }), { ...(def.title ? { title: def.title } : {}), ...(def.description ? { description: def.description } : {}), ...(def.mimeType ? { mimeType: def.mimeType } : {}) }, unreachable);
     }
   }
 
@@ -117,14 +125,17 @@ export function register(server: McpServer, definitions: readonly Definition[], 
     table: Map<string, D>,
     nameOf: (params: Record<string, unknown>) => unknown,
     run: (def: D, params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,
+    /** Definitions found by matching rather than by name (resource templates), tried after the table. */
+    fallback: (name: string) => D | undefined = () => undefined,
+    owned = table.size,
   ) => {
-    if (table.size === 0) return;
+    if (owned === 0) return;
     // The SDK's handler for names we do not own (its McpServer dispatcher). The SDK offers no
     // public way to chain to it; without one, SDK-native definitions would silently become
     // "unknown": refuse to register instead.
     const previous = sdkHandler(low, method);
     if (previous === undefined) {
-      const native = sdkNativeNames(server, method).filter((n) => !table.has(n));
+      const native = sdkNativeNames(server, method).filter((n) => !table.has(n) && !templates.some((t) => t.name === n));
       if (native.length > 0) {
         throw new Error(
           `mcp-yield register(): this SDK version offers no way to reach its own ${method} handler, so the SDK-native ${native.join(", ")} would stop working. Define them with mcp-yield, or use an SDK version register() supports (@modelcontextprotocol/server 2.4.x).`,
@@ -133,7 +144,7 @@ export function register(server: McpServer, definitions: readonly Definition[], 
     }
     low.setRequestHandler(method, (async (request: { params: Record<string, unknown> }, ctx: ServerContext) => {
       const name = nameOf(request.params);
-      const def = typeof name === "string" ? table.get(name) : undefined;
+      const def = typeof name === "string" ? (table.get(name) ?? fallback(name)) : undefined;
       if (def === undefined) {
         if (previous) return previous(request, ctx);
         throw new ProtocolError(ErrorCode.InvalidParams, `Unknown ${method === "resources/read" ? "resource" : method === "prompts/get" ? "prompt" : "tool"}: ${String(name)}`);
@@ -145,6 +156,14 @@ export function register(server: McpServer, definitions: readonly Definition[], 
   route("tools/call", tools, (p) => p.name, (def, params, ctx) => runtime.callTool(def, params, requestInfoOf(server, ctx, principalOf)));
   serveTasks(server, definitions, runtime, principalOf);
   route("prompts/get", prompts, (p) => p.name, (def, params, ctx) => runtime.getPrompt(def, params, requestInfoOf(server, ctx, principalOf)));
-  route("resources/read", resources, (p) => p.uri, (def, params, ctx) => runtime.readResource(def, params, requestInfoOf(server, ctx, principalOf)));
+  route<ResourceDefinition | ResourceTemplateDefinition<unknown>>(
+    "resources/read",
+    resources,
+    (p) => p.uri,
+    (def, params, ctx) => runtime.readResource(def, params, requestInfoOf(server, ctx, principalOf)),
+    // The first template that matches serves the uri (a matched uri with bad variables is its -32602).
+    (uri) => templates.find((t) => t.match(uri) !== undefined),
+    resources.size + templates.length,
+  );
   return runtime;
 }

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/index.js";
-import type { PromptDefinition, ResourceDefinition, ToolContent, ToolDefinition, ToolError } from "../runtime/index.js";
+import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolContent, ToolDefinition, ToolError } from "../runtime/index.js";
 import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
 
 /** A raw answer as a client sends it: an elicitation, sampling or roots result. */
@@ -19,8 +19,14 @@ export type ScriptedAnswer = AnswerValue | ((request: InputRequest, round: numbe
  */
 export type Answers = Record<string, ScriptedAnswer | ScriptedAnswer[]> | ((request: InputRequest, key: string, round: number) => unknown);
 
-/** What `simulate` takes as the call's input: a tool's arguments, a prompt's, or nothing for a resource. */
-export type InputOf<D> = D extends ToolDefinition<infer I> ? z.input<I> : D extends PromptDefinition ? Record<string, string> : Record<string, never>;
+/** What `simulate` takes as the call's input: a tool's arguments, a prompt's, the uri to read for a resource template, or nothing for a resource. */
+export type InputOf<D> = D extends ToolDefinition<infer I>
+  ? z.input<I>
+  : D extends PromptDefinition
+    ? Record<string, string>
+    : D extends ResourceTemplateDefinition<unknown>
+      ? { uri: string }
+      : Record<string, never>;
 
 /** How simulate serves each round. */
 export type SimulatedPaths = "replay" | "resume" | "both";
@@ -148,7 +154,7 @@ const ephemeralKey = () => [{ id: "sim", secret: crypto.getRandomValues(new Uint
  * "return"`), when the call does not complete within `maxRounds`, and when a scripted answer's
  * key was never asked.
  */
-export async function simulate<D extends ToolDefinition | PromptDefinition | ResourceDefinition>(
+export async function simulate<D extends ToolDefinition | PromptDefinition | ResourceDefinition | ResourceTemplateDefinition<unknown>>(
   def: D,
   input: InputOf<D> = {} as InputOf<D>,
   answers: Answers = {},
@@ -190,7 +196,7 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
         ? await runtime.callTool(def, { name: def.name, arguments: input as Record<string, unknown>, ...extra }, info)
         : def.type === "prompt"
           ? await runtime.getPrompt(def, { name: def.name, arguments: input, ...extra }, info)
-          : await runtime.readResource(def, { uri: def.uri, ...extra }, info);
+          : await runtime.readResource(def, { uri: def.type === "resource" ? def.uri : (input as { uri: string }).uri, ...extra }, info);
     if (errors.length > 0 && options.authorErrors !== "return") throw new SimulatedAuthorError(errors[0]!.info, errors[0]!.error);
     if (result.resultType !== "input_required") {
       // A call that ended in an author failure may never reach the asks its answers were for.

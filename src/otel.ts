@@ -1,0 +1,48 @@
+// `mcp-yield/otel`: round traces as OpenTelemetry spans, in its own entry point so that only its
+// users load @opentelemetry/api (an optional peer dependency).
+import { context, SpanStatusCode, trace, type Attributes, type Tracer } from "@opentelemetry/api";
+import type { RoundTrace } from "./runtime/trace.js";
+
+/** Options of `openTelemetryObserver`. */
+export interface OpenTelemetryObserverOptions {
+  /** Default: `trace.getTracer("mcp-yield")` from the global tracer provider. */
+  tracer?: Tracer;
+}
+
+/**
+ * An `onRound` observer that records each round as a span (`tools/call book_flight round 2`),
+ * with a child span per step run, at the times they happened. The round span is a child of the
+ * span active when the round ends (the SDK's or your HTTP server's request span, if any).
+ * Attributes: `mcp.method.name`, `mcp_yield.target`, `mcp_yield.call_id`, `mcp_yield.round`,
+ * `mcp_yield.path` (first, resumed, replayed), `mcp_yield.replayed`, `mcp_yield.asks`,
+ * `mcp_yield.state_bytes_in`/`_out`, `mcp_yield.outcome`, and `mcp_yield.error.reason` on errors.
+ */
+export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}): (round: RoundTrace) => void {
+  const tracer = options.tracer ?? trace.getTracer("mcp-yield");
+  return (round) => {
+    const attributes: Attributes = {
+      "mcp.method.name": round.method,
+      "mcp_yield.target": round.target,
+      "mcp_yield.round": round.round,
+      "mcp_yield.path": round.path,
+      "mcp_yield.replayed": round.replayed,
+      "mcp_yield.asks": round.asks.map((a) => a.key),
+      "mcp_yield.state_bytes_in": round.stateBytesIn,
+      "mcp_yield.state_bytes_out": round.stateBytesOut,
+      "mcp_yield.outcome": round.outcome,
+    };
+    if (round.callId !== undefined) attributes["mcp_yield.call_id"] = round.callId;
+    if (round.error) attributes["mcp_yield.error.reason"] = round.error.reason;
+    const span = tracer.startSpan(`${round.method} ${round.target} round ${round.round}`, { startTime: round.startedAt, attributes });
+    const parent = trace.setSpan(context.active(), span);
+    for (const step of round.steps) {
+      const child = tracer.startSpan(`step ${step.name}`, { startTime: step.startedAt, attributes: { "mcp_yield.step.name": step.name, "mcp_yield.step.ok": step.ok } }, parent);
+      if (!step.ok) child.setStatus({ code: SpanStatusCode.ERROR, message: "the step threw" });
+      child.end(step.startedAt + step.ms);
+    }
+    if (round.outcome === "error" || round.outcome === "author_error") {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: round.outcome === "error" ? `JSON-RPC error ${round.error?.code ?? ""} ${round.error?.reason ?? ""}`.trim() : "the tool's code failed" });
+    }
+    span.end(round.startedAt + round.ms);
+  };
+}
