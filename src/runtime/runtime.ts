@@ -513,7 +513,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         randomUUID: randomUuid,
         clock,
         task: spec.becomeTask ? "become" : "foreground",
-        ...(trace ? { trace } : {}),
+        trace,
       },
       resumed?.suspended,
     );
