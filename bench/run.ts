@@ -90,7 +90,7 @@ writeFileSync(here("../../../results/replay.svg"), svg);
 if (process.argv.includes("--readme")) {
   writeFileSync(here("../../../bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(here("../../../bench/replay.svg"), svg);
-  updateReadmeBlock("bench", markdown);
+  updateReadmeBlock("bench", markdown, here("../../../README.md"));
 }
 log(`done in ${results.seconds}s: results/bench-results.json, results/replay.svg${process.argv.includes("--readme") ? "; bench/results.json, bench/replay.svg and README.md updated" : " (tracked files untouched: add --readme to update them)"}`);
 log(`targets met: ${targets.filter((t) => t.met).length}/${targets.length}`);
