@@ -48,13 +48,19 @@ async function runtimeOn(store: Store, extra: Partial<Parameters<typeof createRu
 }
 
 describe.each(stores)("single use on the %s store", (_name, makeStore) => {
-  it("a repeated final round gets the stored result and runs nothing; other answers are refused", async () => {
+  /** A fresh store and runtime, and the counted tool's first round done: its final round's params. */
+  async function atFinalRound() {
     const store = await makeStore();
     cleanup.push(store);
     const runtime = await runtimeOn(store);
     const { def, runs } = counted();
     const r1 = (await runtime.callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
     const final = { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } };
+    return { store, runtime, def, runs, final };
+  }
+
+  it("a repeated final round gets the stored result and runs nothing; other answers are refused", async () => {
+    const { runtime, def, runs, final } = await atFinalRound();
     const first = await runtime.callTool(def, final, info);
     const again = await runtime.callTool(def, final, info);
     expect(again).toEqual(first);
@@ -83,12 +89,7 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
   });
 
   it("concurrent duplicates run once and all get the one response", async () => {
-    const store = await makeStore();
-    cleanup.push(store);
-    const runtime = await runtimeOn(store);
-    const { def, runs } = counted();
-    const r1 = (await runtime.callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
-    const final = { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } };
+    const { runtime, def, runs, final } = await atFinalRound();
     const all = await Promise.all(Array.from({ length: 10 }, () => runtime.callTool(def, final, info)));
     expect(new Set(all.map((r) => JSON.stringify(r))).size).toBe(1);
     expect(runs.charge).toBe(1);

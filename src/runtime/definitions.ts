@@ -190,6 +190,16 @@ export interface ResourceTemplateDefinition<V = Record<string, string>> {
   run(variables: V, uri: string, ctx: RunContext): RunGenerator<ResourceReturn>;
 }
 
+/** What every `resourceTemplate` spec has besides its `run` (and optional `variables`). */
+export interface ResourceTemplateSpec<T extends string> {
+  uriTemplate: T;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  version?: string;
+}
+
 /**
  * Define a resource template (`uriTemplate: "notes://{folder}/{+path}"`) whose `run` may
  * `yield*` effects: it serves every URI the template matches, with the variables typed from
@@ -197,37 +207,20 @@ export interface ResourceTemplateDefinition<V = Record<string, string>> {
  * is bound to the concrete URI read. Supported: `{name}` (one path segment) and `{+name}`
  * (may contain `/`), percent-decoded; other RFC 6570 operators are refused here.
  */
-export function resourceTemplate<T extends string, V extends z.ZodObject>(spec: {
-  uriTemplate: T;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  version?: string;
-  /** Parses the template's variables (e.g. `z.object({ id: z.coerce.number().int() })`); a URI whose variables fail it is refused with -32602. */
-  variables: V;
-  run: (variables: z.output<V>, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
-}): ResourceTemplateDefinition<z.output<V>>;
+export function resourceTemplate<T extends string, V extends z.ZodObject>(
+  spec: ResourceTemplateSpec<T> & {
+    /** Parses the template's variables (e.g. `z.object({ id: z.coerce.number().int() })`); a URI whose variables fail it is refused with -32602. */
+    variables: V;
+    run: (variables: z.output<V>, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
+  },
+): ResourceTemplateDefinition<z.output<V>>;
 /** `resourceTemplate` without a `variables` schema: each variable is the decoded string matched. */
-export function resourceTemplate<T extends string>(spec: {
-  uriTemplate: T;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  version?: string;
-  run: (variables: TemplateVariables<T>, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
-}): ResourceTemplateDefinition<TemplateVariables<T>>;
-export function resourceTemplate(spec: {
-  uriTemplate: string;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  version?: string;
-  variables?: z.ZodObject;
-  run: (variables: never, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
-}): ResourceTemplateDefinition<unknown> {
+export function resourceTemplate<T extends string>(
+  spec: ResourceTemplateSpec<T> & { run: (variables: TemplateVariables<T>, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn> },
+): ResourceTemplateDefinition<TemplateVariables<T>>;
+export function resourceTemplate(
+  spec: ResourceTemplateSpec<string> & { variables?: z.ZodObject; run: (variables: never, uri: string, ctx: RunContext) => RunGenerator<ResourceReturn> },
+): ResourceTemplateDefinition<unknown> {
   const compiled = compileUriTemplate(spec.uriTemplate);
   const schema = spec.variables;
   const match = (uri: string): { ok: true; variables: unknown } | { ok: false; problem: string } | undefined => {

@@ -9,6 +9,7 @@ export {
   type PromptDefinition,
   type ResourceDefinition,
   type ResourceTemplateDefinition,
+  type ResourceTemplateSpec,
   type Definition,
   type RunContext,
   type RunGenerator,

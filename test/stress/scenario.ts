@@ -1,5 +1,6 @@
 import { type Instance, newKey, startCluster } from "./cluster.js";
 import { type LoadReport, runLoad } from "./cluster-load.js";
+import { timeline } from "./timeline.js";
 
 /**
  * The multi-instance scenario: N instances sharing a key ring; calls in flight while one
@@ -28,13 +29,8 @@ export async function runScenario(options: {
   const oldKey = newKey("k1");
   const nextKey = newKey("k2");
   const cluster: Instance[] = await startCluster(options.instances, oldKey);
-  const events: string[] = [];
-  let inFlight = () => 0;
-  const at = (what: string) => {
-    const line = `${((Date.now() - started) / 1000).toFixed(1)}s ${what} (${inFlight()} calls in flight)`;
-    events.push(line);
-    log(line);
-  };
+  const story = timeline(log, started);
+  const at = (what: string) => story.at(what);
   at(`${options.instances} instances up`);
   try {
     const progress = { report: undefined as LoadReport | undefined };
@@ -46,7 +42,7 @@ export async function runScenario(options: {
       at(`load finished: ${r.completed}/${r.calls} completed`);
       return r;
     });
-    inFlight = () => progress.report?.inFlight ?? 0;
+    story.inFlight = () => progress.report?.inFlight ?? 0;
     const chaos = (async () => {
       await new Promise((r) => setTimeout(r, options.thinkMs[1]));
       at("instance 1 killed (SIGKILL)");
@@ -67,7 +63,7 @@ export async function runScenario(options: {
       release();
     })();
     const [report] = await Promise.all([load, chaos]);
-    return { ...report, instances: options.instances, events, seconds: (Date.now() - started) / 1000 };
+    return { ...report, instances: options.instances, events: story.events, seconds: (Date.now() - started) / 1000 };
   } finally {
     await Promise.all(cluster.map((i) => i.stop("SIGTERM")));
   }

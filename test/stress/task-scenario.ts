@@ -1,5 +1,6 @@
 import { type Instance, newKey, startCluster } from "./cluster.js";
 import { runTaskLoad, type TaskLoadReport } from "./task-load.js";
+import { timeline } from "./timeline.js";
 
 /**
  * The task scenario: N example-server processes sharing keys and one Redis; task calls in
@@ -29,13 +30,8 @@ export async function runTaskScenario(options: {
   const started = Date.now();
   const env = { MCP_YIELD_REDIS_URL: options.redisUrl, MCP_YIELD_REDIS_PREFIX: options.prefix, ...(options.leaseMs ? { MCP_YIELD_TASK_LEASE_MS: String(options.leaseMs) } : {}) };
   const cluster: Instance[] = await startCluster(options.instances, newKey("t1"), env);
-  const events: string[] = [];
-  let inFlight = () => 0;
-  const at = (what: string) => {
-    const line = `${((Date.now() - started) / 1000).toFixed(1)}s ${what} (${inFlight()} calls in flight)`;
-    events.push(line);
-    log(line);
-  };
+  const story = timeline(log, started);
+  const at = (what: string) => story.at(what);
   at(`${options.instances} instances up, sharing Redis`);
   try {
     const progress = { report: undefined as TaskLoadReport | undefined };
@@ -43,7 +39,7 @@ export async function runTaskScenario(options: {
       at(`load finished: ${r.completed}/${r.calls} completed`);
       return r;
     });
-    inFlight = () => progress.report?.inFlight ?? 0;
+    story.inFlight = () => progress.report?.inFlight ?? 0;
     const chaos = (async () => {
       // Mid-run: answers given, three-second render steps under way on every instance.
       await new Promise((r) => setTimeout(r, options.thinkMs[1] + 1500));
@@ -54,7 +50,7 @@ export async function runTaskScenario(options: {
       at("instance 1 restarted");
     })();
     const [report] = await Promise.all([load, chaos]);
-    return { ...report, instances: options.instances, leaseMs: options.leaseMs ?? 10_000, events, seconds: (Date.now() - started) / 1000 };
+    return { ...report, instances: options.instances, leaseMs: options.leaseMs ?? 10_000, events: story.events, seconds: (Date.now() - started) / 1000 };
   } finally {
     await Promise.all(cluster.map((i) => i.stop("SIGTERM")));
   }
