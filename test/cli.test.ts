@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, createStateCodec, elicit, parseKeyRing, StateConfigError, step, tool } from "mcp-yield";
+import { createMemoryStore, createRuntime, createStateCodec, elicit, parseKeyRing, StateConfigError, step, tool } from "mcp-yield";
 import { type CliInput, keygen, main } from "../src/cli.js";
 
 describe("npx mcp-yield keygen", () => {
@@ -85,6 +85,15 @@ describe("npx mcp-yield inspect", () => {
     expect(report).toMatchObject({ binding: { target: "plan" }, round: 2, expired: false });
     expect(report.records.map((r) => r.effect)).toEqual(['step("search")', 'ctx.can("sampling")', "elicit (ask #0)"]);
     expect(Object.keys(report.outstanding)).toEqual(["elicit-1"]);
+  });
+
+  it("names a journal spilled to the store instead of showing it", async () => {
+    const runtime = createRuntime({ state: { keys: parseKeyRing(ring) }, store: createMemoryStore(), spillBytes: 1 });
+    const r1 = (await runtime.callTool(t, { name: "plan", arguments: { city: "Oslo" } }, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
+    const { code, out } = await run(["inspect", r1.requestState]);
+    expect(code).toBe(0);
+    expect(out).toMatch(/journal {3}spilled to the server's store \(entry state:[\w-]+, sha256 [\w-]+\); not in the token/);
+    expect(out).toMatch(/waiting for\n {4}elicit-0: elicit/);
   });
 
   it("refuses without the right key, an altered token, and without a key ring", async () => {

@@ -1,6 +1,7 @@
 import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
 import { describeFingerprint, parseHeader, parseLines } from "./journal.js";
 import { parsePayloadV1 } from "./journal-v1.js";
+import { isSpillRef } from "./spill.js";
 
 /** One journal record, described. */
 export interface InspectedRecord {
@@ -90,8 +91,7 @@ export function inspectState(codec: StateCodec, token: string): StateReport {
     outstanding: {},
     partial: {},
   };
-  const data = state.data as Record<string, unknown> | undefined;
-  if (typeof data?.sp === "string" && typeof data.h === "string") report.spilled = { id: data.sp, digest: data.h };
+  if (isSpillRef(state.data)) report.spilled = { id: state.data.sp, digest: state.data.h };
   if (state.format === 2) {
     const header = parseHeader(state.data);
     const records = parseLines(state.body ?? "");

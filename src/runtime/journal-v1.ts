@@ -1,7 +1,7 @@
 import { decodeValue, digestOf } from "../state/index.js";
 import type { Capability } from "../wire/index.js";
 import type { AskEffect, Effect } from "./effects.js";
-import { type JournalRecord, requestOf, type StatePayload, subKey } from "./journal.js";
+import { type JournalRecord, parseHeader, payloadFrom, requestOf, type StatePayload, subKey } from "./journal.js";
 
 /**
  * Format 1: journals sealed before the line format (`y1` tokens) — a JSON payload with
@@ -10,16 +10,12 @@ import { type JournalRecord, requestOf, type StatePayload, subKey } from "./jour
  * this, and the next state is sealed in format 2.
  */
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isStringMap = (v: unknown): v is Record<string, string> => isRecord(v) && Object.values(v).every((x) => typeof x === "string");
-
-/** A format-1 payload, or `undefined`. */
+/** A format-1 payload, or `undefined`: the header as in format 2, and the records inline as `j`. */
 export function parsePayloadV1(data: unknown): StatePayload | undefined {
-  if (!isRecord(data)) return undefined;
-  const { v, r, c, j, o, p } = data;
-  if ((v !== undefined && typeof v !== "string") || !Number.isSafeInteger(r) || (r as number) < 0 || typeof c !== "string" || !isStringMap(o) || (p !== undefined && !isStringMap(p))) return undefined;
-  if (!Array.isArray(j) || !j.every((x) => Array.isArray(x) && x.length === 2 && typeof x[0] === "string" && typeof x[1] === "string")) return undefined;
-  return { ...(v !== undefined ? { v } : {}), r: r as number, c, o, ...(p !== undefined ? { p } : {}), j: j as JournalRecord[], text: "", format: 1 };
+  const header = parseHeader(data);
+  const j = header && (data as { j?: unknown }).j;
+  if (header === undefined || !Array.isArray(j) || !j.every((x) => Array.isArray(x) && x.length === 2 && typeof x[0] === "string" && typeof x[1] === "string")) return undefined;
+  return payloadFrom(header, j as JournalRecord[], "", 1);
 }
 
 /** Format-1 fingerprint. */

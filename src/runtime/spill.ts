@@ -8,7 +8,8 @@ export interface SpillRef {
   h: string;
 }
 
-const isRef = (v: unknown): v is SpillRef => typeof v === "object" && v !== null && typeof (v as SpillRef).sp === "string" && typeof (v as SpillRef).h === "string";
+/** Whether sealed state data is a reference to a spilled journal. */
+export const isSpillRef = (v: unknown): v is SpillRef => typeof v === "object" && v !== null && typeof (v as SpillRef).sp === "string" && typeof (v as SpillRef).h === "string";
 
 /**
  * Large states, spilled to the store: past `thresholdBytes` a journal's text is kept in the
@@ -27,7 +28,7 @@ export function createSpill({ store, thresholdBytes, ttlMs }: { store: Store | u
     },
     /** The reference in sealed data, if the journal was spilled. */
     refOf(data: unknown): SpillRef | undefined {
-      return isRef(data) ? data : undefined;
+      return isSpillRef(data) ? data : undefined;
     },
     /** The text a reference points to; an expired or altered entry is refused like a bad state. */
     async open(ref: SpillRef): Promise<string> {
