@@ -31,6 +31,24 @@ export function encodeBase64url(bytes: Uint8Array): string {
   return out;
 }
 
+/**
+ * The base64url of the first `bytes` bytes of some bytes, given the base64url of all of them
+ * (at least `bytes` long): a prefix, with the last character's bits past `bytes` cleared, as
+ * encoding the shorter bytes would give. Lets a digest made as base64url in one native step
+ * (no byte buffer) be shortened.
+ */
+export function truncateBase64url(full: string, bytes: number): string {
+  const whole = Math.floor(bytes / 3) * 4;
+  switch (bytes % 3) {
+    case 0:
+      return full.slice(0, whole);
+    case 1:
+      return full.slice(0, whole + 1) + ALPHABET[VALUE[full.charCodeAt(whole + 1)]! & 0x30]!;
+    default:
+      return full.slice(0, whole + 2) + ALPHABET[VALUE[full.charCodeAt(whole + 2)]! & 0x3c]!;
+  }
+}
+
 const utf8 = new TextEncoder();
 
 /** Encode a string's UTF-8 bytes as unpadded base64url (one step on Node, no intermediate copy). */

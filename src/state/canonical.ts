@@ -1,4 +1,4 @@
-import { encodeBase64url } from "./base64url.js";
+import { truncateBase64url } from "./base64url.js";
 import { defaultBackend } from "./crypto.js";
 
 /**
@@ -46,10 +46,10 @@ function canonicalObject(value: object): string {
 
 /** base64url SHA-256 of the canonical JSON of `value` (43 characters). */
 export function digestOf(value: unknown): string {
-  return encodeBase64url(defaultBackend.sha256(canonicalJson(value)));
+  return defaultBackend.sha256Base64url(canonicalJson(value));
 }
 
 /** The first `bytes` bytes of SHA-256 of `text`'s UTF-8, base64url (short fingerprints). */
 export function shortDigest(text: string, bytes = 6): string {
-  return encodeBase64url(defaultBackend.sha256(text).subarray(0, bytes));
+  return truncateBase64url(defaultBackend.sha256Base64url(text), bytes);
 }

@@ -1,7 +1,7 @@
-import { decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url } from "./base64url.js";
+import { decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
 import type { Claims, OpenedState, StateBinding } from "./claims.js";
-import { type CryptoBackend, constantTimeEqual, defaultBackend, portableBackend } from "./crypto.js";
+import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
 import { StateConfigError, StateError } from "./errors.js";
 import { decodeData, encodeData } from "./payload.js";
 import { buildKeyRing, type DerivedKey, type StateKey } from "./keyring.js";
@@ -101,13 +101,12 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   const clock = options.clock ?? Date.now;
   const signer = ring[0]!;
 
-  const principalHash = (key: DerivedKey, principal: string) =>
-    encodeBase64url(backend.hmacSha256(key.principal, principal).subarray(0, 16));
+  const principalHash = (key: DerivedKey, principal: string) => truncateBase64url(backend.hmacSha256Base64url(key.principal, principal), 16);
 
   // The sealed header `<version>.<keyId>` is the associated data: computed once per key and version.
   const aad = new Map<string, Uint8Array>(ring.flatMap((k) => [SEALED, SEALED_V1].map((v) => [`${v}.${k.id}`, encoder.encode(`${v}.${k.id}`)] as const)));
   const aadOf = (version: string, key: DerivedKey) => aad.get(`${version}.${key.id}`)!;
-  const macOf = (key: DerivedKey, signedPart: string) => backend.hmacSha256(key.mac, signedPart);
+  const macOf = (key: DerivedKey, signedPart: string) => backend.hmacSha256Base64url(key.mac, signedPart);
   // Principal hashes, cached: the same principal is hashed again every round of its calls.
   const principals = new Map<string, string>();
   const principalTag = (key: DerivedKey, principal: string) => {
@@ -141,7 +140,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     let token: string;
     if (mode === "signed") {
       const signedPart = `${SIGNED}.${signer.id}.${encodeTextBase64url(plaintext)}`;
-      token = `${signedPart}.${encodeBase64url(macOf(signer, signedPart))}`;
+      token = `${signedPart}.${macOf(signer, signedPart)}`;
     } else {
       const sealed = backend.aesGcmSeal(signer.aead, backend.randomBytes(IV_BYTES), plaintext, aadOf(SEALED, signer));
       token = `${SEALED}.${signer.id}.${encodeBase64url(sealed)}`;
@@ -172,9 +171,9 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     if (signed) {
       const tag = segments[3]!;
       const signedPart = token.slice(0, token.length - tag.length - 1);
-      // Strict decoding: a tag whose unused bits differ is refused, not read as the same tag.
-      const given = decodeCheckedAlphabet(tag);
-      if (!given || !constantTimeEqual(macOf(key, signedPart), given)) {
+      // Compared as text with the canonical encoding: a tag whose unused bits differ is refused,
+      // not read as the same tag.
+      if (!constantTimeEqualText(macOf(key, signedPart), tag)) {
         throw new StateError("bad_signature", "requestState failed verification");
       }
       const plaintext = decodeCheckedAlphabet(segments[2]!);

@@ -1,6 +1,7 @@
 import { gcm } from "@noble/ciphers/aes.js";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { encodeBase64url } from "./base64url.js";
 import { randomBytes } from "./random.js";
 
 /**
@@ -15,6 +16,10 @@ export interface CryptoBackend {
   hmacSha256(key: Uint8Array, data: Uint8Array | string): Uint8Array;
   /** SHA-256 of bytes, or of a string's UTF-8 encoding. */
   sha256(data: Uint8Array | string): Uint8Array;
+  /** `sha256`, as unpadded base64url (on Node, one native step: no byte buffer is made). */
+  sha256Base64url(data: Uint8Array | string): string;
+  /** `hmacSha256`, as unpadded base64url. */
+  hmacSha256Base64url(key: Uint8Array, data: Uint8Array | string): string;
   /** AES-256-GCM of bytes or of a string's UTF-8 encoding: returns iv ‖ ciphertext ‖ 16-byte tag. */
   aesGcmSeal(key: Uint8Array, iv: Uint8Array, plaintext: Uint8Array | string, aad: Uint8Array): Uint8Array;
   /** AES-256-GCM open; `undefined` when the tag does not verify. */
@@ -30,6 +35,8 @@ export const portableBackend: CryptoBackend = {
   name: "portable",
   hmacSha256: (key, data) => hmac(sha256, key, typeof data === "string" ? utf8.encode(data) : data),
   sha256: (data) => sha256(typeof data === "string" ? utf8.encode(data) : data),
+  sha256Base64url: (data) => encodeBase64url(sha256(typeof data === "string" ? utf8.encode(data) : data)),
+  hmacSha256Base64url: (key, data) => encodeBase64url(hmac(sha256, key, typeof data === "string" ? utf8.encode(data) : data)),
   aesGcmSeal: (key, iv, plaintext, aad) => {
     const sealed = gcm(key, iv, aad).encrypt(typeof plaintext === "string" ? utf8.encode(plaintext) : plaintext);
     const out = new Uint8Array(iv.length + sealed.length);
@@ -54,11 +61,15 @@ function loadNodeCrypto(): NodeCrypto | undefined {
   return proc?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
 }
 
-type OneShotHash = (algorithm: string, data: Uint8Array | string, encoding: "buffer") => Buffer;
+type OneShotHash = {
+  (algorithm: string, data: Uint8Array | string, encoding: "buffer"): Buffer;
+  (algorithm: string, data: Uint8Array | string, encoding: "base64url"): string;
+};
 
 function makeNodeBackend(c: NodeCrypto): CryptoBackend {
-  // crypto.hash (Node ≥ 20.12) skips the Hash object: ≈ 8× faster than createHash on the short
-  // inputs fingerprints and argument digests hash.
+  // crypto.hash (Node ≥ 20.12) skips the Hash object. Asked for base64url it also makes no
+  // Buffer: measured 0.3 µs for an arguments digest, against 1.5 µs as a Buffer and 1.8 µs
+  // through createHash (each Buffer is a fresh backing store on Node 20).
   const oneShot = (c as unknown as { hash?: OneShotHash }).hash;
   return {
     name: "node",
@@ -66,6 +77,8 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
     sha256: oneShot
       ? (data) => new Uint8Array(oneShot("sha256", data, "buffer"))
       : (data) => new Uint8Array(c.createHash("sha256").update(data).digest()),
+    sha256Base64url: oneShot ? (data) => oneShot("sha256", data, "base64url") : (data) => c.createHash("sha256").update(data).digest("base64url"),
+    hmacSha256Base64url: (key, data) => c.createHmac("sha256", key).update(data).digest("base64url"),
     aesGcmSeal: (key, iv, plaintext, aad) => {
       const cipher = c.createCipheriv("aes-256-gcm", key, iv);
       cipher.setAAD(aad);
@@ -99,11 +112,14 @@ export const nodeBackend: CryptoBackend | undefined = nodeCrypto ? makeNodeBacke
 /** The fastest backend this runtime offers. */
 export const defaultBackend: CryptoBackend = nodeBackend ?? portableBackend;
 
-/** Compare two equal-purpose byte strings without an early exit (length is not secret). */
-export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+/**
+ * Compare two strings of equal purpose (e.g. a MAC as base64url) without an early exit on the
+ * first differing character. A string equal to a canonical encoding is itself canonical, so no
+ * decoding is needed.
+ */
+export function constantTimeEqualText(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
-  if (nodeCrypto) return nodeCrypto.timingSafeEqual(a, b);
   let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return diff === 0;
 }
