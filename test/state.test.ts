@@ -248,6 +248,20 @@ describe("key ring", () => {
     expect(signed.open(sealed.seal({ binding, data: "e" }), binding).data).toBe("e");
   });
 
+  it("seals and opens states of every size, multi-byte text included, one after another", () => {
+    // Small plaintexts are written into a scratch buffer the native backend reuses, large ones
+    // into their own: each token must carry its own bytes, whatever was sealed before it.
+    const native = createStateCodec({ keys: [k1], mode: "sealed", clock: now, maxTokenBytes: 4 * 1024 * 1024 });
+    const portable = createStateCodec({ keys: [k1], mode: "sealed", clock: now, maxTokenBytes: 4 * 1024 * 1024, crypto: "portable" });
+    const bodies = ["", "é∂😀\n", "x".repeat(20_000), "ü".repeat(60_000), "y".repeat(300_000), "z"];
+    const tokens = bodies.map((body) => native.seal({ binding, data: body.length, body }));
+    tokens.forEach((token, i) => {
+      expect(native.open(token, binding).body).toBe(bodies[i]);
+      expect(portable.open(token, binding).body).toBe(bodies[i]);
+      expect(native.open(token, binding).data).toBe(bodies[i]!.length);
+    });
+  });
+
   it("native and portable crypto produce interchangeable tokens", () => {
     for (const mode of ["signed", "sealed"] as const) {
       const native = createStateCodec({ keys: [k1], mode, clock: now });

@@ -66,7 +66,16 @@ type OneShotHash = {
   (algorithm: string, data: Uint8Array | string, encoding: "base64url"): string;
 };
 
+/** The most scratch space kept between seals; a larger plaintext gets a Buffer of its own. */
+const SCRATCH_MAX = 256 * 1024;
+
 function makeNodeBackend(c: NodeCrypto): CryptoBackend {
+  let scratch = Buffer.allocUnsafeSlow(16 * 1024);
+  /** The scratch buffer, grown (doubling) to hold `bytes`. */
+  const scratchFor = (bytes: number): Buffer => {
+    if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(Math.min(SCRATCH_MAX, Math.max(bytes, scratch.length * 2)));
+    return scratch;
+  };
   // crypto.hash (Node ≥ 20.12) skips the Hash object. Asked for base64url it also makes no
   // Buffer: measured 0.3 µs for an arguments digest, against 1.5 µs as a Buffer and 1.8 µs
   // through createHash (each Buffer is a fresh backing store on Node 20).
@@ -82,8 +91,17 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
     aesGcmSeal: (key, iv, plaintext, aad) => {
       const cipher = c.createCipheriv("aes-256-gcm", key, iv);
       cipher.setAAD(aad);
-      // Buffer.from + update(bytes) measured faster than update(string, "utf8").
-      const head = cipher.update(typeof plaintext === "string" ? Buffer.from(plaintext, "utf8") : plaintext);
+      // A string is written into a scratch buffer this backend keeps (the cipher reads it
+      // before returning) rather than into a new Buffer per seal: on Node 20 each Buffer.from
+      // of a token's size measured ≈ 0.5 µs and refills the 8 KiB pool every few seals.
+      let input: Uint8Array;
+      if (typeof plaintext !== "string") input = plaintext;
+      else if (plaintext.length > SCRATCH_MAX / 3) input = Buffer.from(plaintext, "utf8");
+      else {
+        const room = scratchFor(plaintext.length * 3);
+        input = room.subarray(0, room.write(plaintext, 0, "utf8"));
+      }
+      const head = cipher.update(input);
       const tail = cipher.final();
       return Buffer.concat([iv, head, tail, cipher.getAuthTag()]);
     },
