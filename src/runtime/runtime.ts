@@ -28,6 +28,7 @@ import { type JournalRecord, parseHeader, payloadFrom, parseLines, recordLines, 
 import { parsePayloadV1 } from "./journal-v1.js";
 import { type LiveCall, LiveCalls } from "./live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
+import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } from "./plain-params.js";
 import { Round, type RoundOutcome, type Suspended, type Traced } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
 import { createTaskEngine, type TaskEngine, type TaskOptions } from "./tasks/engine.js";
@@ -604,7 +605,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     codec,
     limits,
     async callTool(def, rawParams, request = {}) {
-      const params = parseOrThrow(callToolParams, rawParams, "tools/call params");
+      const params = plainCallToolParams(rawParams) ?? parseOrThrow(callToolParams, rawParams, "tools/call params");
       if (params.name !== def.name) throw invalidParams(`Tool name "${params.name}" does not match "${def.name}"`, "invalid_params");
       const args = params.arguments ?? {};
       checkArguments(args);
@@ -634,7 +635,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       );
     },
     async getPrompt(def, rawParams, request = {}) {
-      const params = parseOrThrow(getPromptParams, rawParams, "prompts/get params");
+      const params = plainGetPromptParams(rawParams) ?? parseOrThrow(getPromptParams, rawParams, "prompts/get params");
       if (params.name !== def.name) throw invalidParams(`Prompt name "${params.name}" does not match "${def.name}"`, "invalid_params");
       const args = params.arguments ?? {};
       checkArguments(args);
@@ -655,7 +656,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       );
     },
     async readResource(def, rawParams, request = {}) {
-      const params = parseOrThrow(readResourceParams, rawParams, "resources/read params");
+      const params = plainReadResourceParams(rawParams) ?? parseOrThrow(readResourceParams, rawParams, "resources/read params");
       const uri = params.uri;
       let start: (ctx: RunContext) => RunGenerator<unknown>;
       if (def.type === "resource") {

@@ -1,0 +1,63 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } from "../src/runtime/plain-params.js";
+import { callToolParams, getPromptParams, readResourceParams } from "../src/wire/index.js";
+
+// Params are read by hand when plainly valid, by zod otherwise. The hand check must accept
+// only what zod accepts, and read it as zod does; and it must accept what clients really send.
+
+const nullProto = (entries: Record<string, unknown>) => Object.assign(Object.create(null) as object, entries);
+const odd = fc.constantFrom<unknown>(
+  null,
+  [],
+  ["a"],
+  new Date(0),
+  new Map(),
+  nullProto({ a: 1 }),
+  JSON.parse('{"__proto__": {"x": 1}}'),
+  { constructor: 1 },
+  { constructor: { prototype: 1 } },
+  { [Symbol("s")]: 1 },
+  Object.create({ inherited: 1 }) as object,
+);
+const member = fc.oneof(fc.anything(), odd, fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.jsonValue(), odd), { maxKeys: 4 }));
+const params = fc.record(
+  { name: fc.oneof(fc.string(), member), uri: fc.oneof(fc.string(), member), arguments: member, inputResponses: member, requestState: fc.oneof(fc.string(), member), _meta: member, extra: member },
+  { requiredKeys: [] },
+);
+const anyParams = fc.oneof(params, member);
+
+const cases = [
+  { name: "tools/call", plain: plainCallToolParams, schema: callToolParams },
+  { name: "prompts/get", plain: plainGetPromptParams, schema: getPromptParams },
+  { name: "resources/read", plain: plainReadResourceParams, schema: readResourceParams },
+] as const;
+
+const readMembers = ["name", "uri", "arguments", "inputResponses", "requestState", "_meta"] as const;
+
+describe.each(cases)("$name params read by hand", ({ plain, schema }) => {
+  it("accept only what zod accepts, and read the members as zod does (property)", () => {
+    fc.assert(
+      fc.property(anyParams, (raw) => {
+        const mine = plain(raw as never) as Record<string, unknown> | undefined;
+        if (mine === undefined) return;
+        const theirs = schema.safeParse(raw);
+        expect(theirs.success).toBe(true);
+        for (const key of readMembers) expect(mine[key]).toStrictEqual((theirs.data as Record<string, unknown>)[key]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe("what clients send is read by hand", () => {
+  it("the params of a first round and of a retry", () => {
+    const first = { name: "count", arguments: { rounds: 3 }, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } };
+    const retry = { ...first, inputResponses: { n0: { action: "accept", content: { n: 1 } } }, requestState: "y2e.k.abc" };
+    for (const p of [first, retry, JSON.parse(JSON.stringify(retry)) as unknown]) expect(plainCallToolParams(p)).toBe(p);
+    expect(plainGetPromptParams({ name: "p", arguments: { a: "x" } })).toBeDefined();
+    expect(plainGetPromptParams({ name: "p", arguments: { a: 1 } })).toBeUndefined();
+    expect(plainReadResourceParams({ uri: "notes://a", requestState: "t" })).toBeDefined();
+    expect(plainCallToolParams({ name: "count", arguments: JSON.parse('{"__proto__": {}}') })).toBeUndefined();
+  });
+});
