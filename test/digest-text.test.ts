@@ -38,6 +38,22 @@ describe("digests as text", () => {
     );
   });
 
+  it("HMAC-SHA256 made from one-shot hashes equals createHmac, for any key length and input (property)", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 150 }), fc.oneof(fc.string({ unit: "binary", maxLength: 2000 }), fc.uint8Array({ maxLength: 2000 })), (key, data) => {
+        const expected = createHmac("sha256", key).update(data).digest("base64url");
+        expect(nodeBackend!.hmacSha256Base64url(key, data)).toBe(expected);
+        // The same key again (its padded blocks are kept) and after another key.
+        expect(nodeBackend!.hmacSha256Base64url(new Uint8Array(32).fill(1), "x")).toBe(createHmac("sha256", new Uint8Array(32).fill(1)).update("x").digest("base64url"));
+        expect(nodeBackend!.hmacSha256Base64url(key, data)).toBe(expected);
+      }),
+      { numRuns: 300 },
+    );
+    const key = new Uint8Array(32).fill(5);
+    const huge = "z".repeat(300_000); // past the scratch space
+    expect(nodeBackend!.hmacSha256Base64url(key, huge)).toBe(createHmac("sha256", key).update(huge).digest("base64url"));
+  });
+
   it("argument digests and short digests keep the text the byte path gave (property)", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.integer({ min: 1, max: 32 }), (value, bytes) => {

