@@ -50,20 +50,3 @@ export const claimsSchema = z.object({
 });
 export type Claims = z.infer<typeof claimsSchema>;
 
-/**
- * `JSON.stringify(claims)`, the same text, written out: the fixed members are strings and
- * numbers, so only their values go through JSON.stringify (on Node 20 a whole-object
- * stringify of the claims measured ≈ 0.9 µs, about half of it saved here).
- */
-export function claimsJson(c: Claims): string {
-  const d = JSON.stringify(c.d) as string | undefined;
-  let text = `{"iat":${JSON.stringify(c.iat)},"exp":${JSON.stringify(c.exp)},"m":${JSON.stringify(c.m)},"t":${JSON.stringify(c.t)},"a":${JSON.stringify(c.a)},"n":${JSON.stringify(c.n)}`;
-  if (d !== undefined) text += `,"d":${d}`;
-  if (c.sj !== undefined) {
-    const sj = JSON.stringify(c.sj) as string | undefined;
-    if (sj !== undefined) text += `,"sj":${sj}`;
-  }
-  if (c.x !== undefined) text += `,"x":${JSON.stringify(c.x)}`;
-  if (c.p !== undefined) text += `,"p":${JSON.stringify(c.p)}`;
-  return `${text}}`;
-}

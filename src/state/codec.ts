@@ -1,6 +1,6 @@
 import { decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
-import { type Claims, claimsJson, type OpenedState, type StateBinding } from "./claims.js";
+import type { Claims, OpenedState, StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
 import { StateConfigError, StateError } from "./errors.js";
 import { decodeData, encodeData } from "./payload.js";
@@ -136,7 +136,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     if (encoded.sj !== undefined) claims.sj = encoded.sj;
     if (encoded.x !== undefined) claims.x = encoded.x;
     if (binding.principal !== undefined) claims.p = principalTag(signer, binding.principal);
-    const plaintext = `${claimsJson(claims)}\n${body ?? ""}`;
+    const plaintext = `${JSON.stringify(claims)}\n${body ?? ""}`;
     let token: string;
     if (mode === "signed") {
       const signedPart = `${SIGNED}.${signer.id}.${encodeTextBase64url(plaintext)}`;
