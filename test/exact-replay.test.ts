@@ -203,10 +203,37 @@ describe("client input cannot grow the state or crash the server", () => {
     expect(r2).toMatchObject({ resultType: "complete", isError: true });
     expect(String((errors[0] as Error).message)).toMatch(/ask "n": the answer schema threw.*refine exploded/);
   });
+
+  it("an answer schema whose output cannot be recorded is an author failure naming the ask and the path", async () => {
+    class Money {
+      constructor(readonly cents: number) {}
+    }
+    const errors: unknown[] = [];
+    const runtime = createRuntime({ state: { keys }, onError: (e) => errors.push(e) });
+    const Price = z.object({ price: z.number().transform((n) => new Money(n)) });
+    const t = tool({ name: "p", description: "", input: z.object({}), *run() { return (yield* elicit("price?", Price, { key: "price" })).action; } });
+    const r1 = (await runtime.callTool(t, { name: "p", arguments: {} }, info)) as { requestState: string };
+    const r2 = await runtime.callTool(t, { name: "p", arguments: {}, requestState: r1.requestState, inputResponses: { price: accept({ price: 5 }) } }, info);
+    expect(r2).toMatchObject({ resultType: "complete", isError: true });
+    expect(String((errors[0] as Error).message)).toMatch(/the accepted content of ask "price" \(after the answer schema\) cannot be recorded exactly: \$\.price is an instance of Money/);
+  });
 });
 
 describe("edges", () => {
   afterEach(() => vi.restoreAllMocks());
+
+  it("states stay bound to their arguments, short (digest kept) or long (hashed each round)", async () => {
+    const runtime = createRuntime({ state: { keys }, liveCalls: 0 });
+    const info = { clientCapabilities: { elicitation: {} } };
+    const t = tool({ name: "a", description: "", input: z.object({ s: z.string() }), *run({ s }) { return `${(yield* elicit("ok?", Ok, { key: "k" })).action} ${s.length}`; } });
+    for (const s of ["short", "x".repeat(5000)]) {
+      const other = `${s.slice(0, -1)}y`;
+      const r1 = (await runtime.callTool(t, { name: "a", arguments: { s } }, info)) as { requestState: string };
+      const retry = (arg: string) => runtime.callTool(t, { name: "a", arguments: { s: arg }, requestState: r1.requestState, inputResponses: { k: accept({ ok: true }) } }, info);
+      await expect(retry(other)).rejects.toMatchObject({ code: -32602, data: { reason: "wrong_binding" } });
+      expect(textOf((await retry(s)) as never)).toBe(`accept ${s.length}`);
+    }
+  });
 
   it("without onError, author failures are logged to stderr with the definition, round and stack", async () => {
     const log = vi.spyOn(console, "error").mockImplementation(() => {});

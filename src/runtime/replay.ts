@@ -116,10 +116,10 @@ function subAsks(effect: AllEffect, key: string): Array<[string, AskEffect, numb
     : Object.entries(effect.asks).map(([name, a]) => [subKey(key, a, name), a, name]);
 }
 
-/** `encodeValue` for a value about to be recorded; a value it cannot carry is the author's failure. */
-function recordable(value: unknown, what: string): string {
+/** `encode()` for a value about to be recorded (`encodeValue` by default); a value it cannot carry is the author's failure. */
+function recordable(value: unknown, what: string, encode: (value: unknown) => string = encodeValue): string {
   try {
-    return encodeValue(value);
+    return encode(value);
   } catch (error) {
     if (!(error instanceof UnsupportedValueError)) throw error;
     throw new AuthorCodeError(new TypeError(`${what} cannot be recorded exactly: ${error.message}`, { cause: error }));
@@ -429,8 +429,10 @@ export class Round {
     }
     if (!check.ok) return undefined;
     this.consumed.add(key);
-    recordable(check.value, `the answer to ask "${key}" (after the answer schema)`);
-    return { text: encodeOutcome(effect, check.value) };
+    // Encoded once: what is recorded of an elicitation is its accepted content (a path in the
+    // error is then within the content), of any other ask the whole answer.
+    const what = effect.kind === "elicit" ? `the accepted content of ask "${key}" (after the answer schema)` : `the answer to ask "${key}"`;
+    return { text: recordable(check.value, what, (value) => encodeOutcome(effect, value)) };
   }
 
   /** An `all(...)`: every answer present → the combined value's text; otherwise ask the missing. */

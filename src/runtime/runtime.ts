@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { canonicalJson, createStateCodec, digestOf, type OpenedState, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
+import { digestOfText } from "../state/canonical.js";
 import { createMemoryStore, type Store, StoreError } from "../store/index.js";
 import {
   type CallToolResult,
@@ -200,9 +201,27 @@ interface CallSpec<R, T = never> {
   becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; resume: { suspended: Suspended; context: CallContext } }) => Promise<T>;
 }
 
+// Arguments digests by canonical text: every round of a call presents the same arguments, and
+// hashing them measured ≈ 0.7 µs of each round against ≈ 0.05 µs for the lookup. Only short
+// texts are kept (bounded memory); the canonical text is computed every round all the same.
+const digests = new Map<string, string>();
+const DIGESTS_KEPT = 1024;
+const DIGEST_TEXT_KEPT = 1024;
+
+function argumentsDigest(args: Record<string, unknown>): string {
+  const text = canonicalJson(args);
+  if (text.length > DIGEST_TEXT_KEPT) return digestOfText(text);
+  let digest = digests.get(text);
+  if (digest === undefined) {
+    if (digests.size >= DIGESTS_KEPT) digests.clear();
+    digests.set(text, (digest = digestOfText(text)));
+  }
+  return digest;
+}
+
 /** The call a state belongs to; the arguments digest is computed once for open and seal. */
 function bindingFor(method: StateBinding["method"], target: string, args: Record<string, unknown>, principal: string | undefined): StateBinding {
-  const binding: StateBinding = { method, target, arguments: args, argumentsDigest: digestOf(args) };
+  const binding: StateBinding = { method, target, arguments: args, argumentsDigest: argumentsDigest(args) };
   if (principal !== undefined) binding.principal = principal;
   return binding;
 }

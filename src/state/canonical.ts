@@ -46,7 +46,12 @@ function canonicalObject(value: object): string {
 
 /** base64url SHA-256 of the canonical JSON of `value` (43 characters). */
 export function digestOf(value: unknown): string {
-  return defaultBackend.sha256Base64url(canonicalJson(value));
+  return digestOfText(canonicalJson(value));
+}
+
+/** `digestOf` for a value whose canonical JSON is already made: base64url SHA-256 of `text`. */
+export function digestOfText(text: string): string {
+  return defaultBackend.sha256Base64url(text);
 }
 
 /** The first `bytes` bytes of SHA-256 of `text`'s UTF-8, base64url (short fingerprints). */
