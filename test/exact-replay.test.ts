@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createRuntime, elicit, type Runtime, sample, step, tool } from "mcp-yield";
+import { all, createRuntime, elicit, type Runtime, sample, step, tool } from "mcp-yield";
 import { LiveCalls, liveCallBytes } from "../src/runtime/live-calls.js";
 import { accept, SimulatedAuthorError, sampled, simulate, type SimulateOptions } from "mcp-yield/testing";
 
@@ -221,6 +221,34 @@ describe("client input cannot grow the state or crash the server", () => {
 
 describe("edges", () => {
   afterEach(() => vi.restoreAllMocks());
+
+  it.each([1000, 0])("asks keyed like Object.prototype members are sent, answered and kept as own keys (liveCalls %i)", async (liveCalls) => {
+    const runtime = createRuntime({ state: { keys }, liveCalls });
+    const info = { clientCapabilities: { elicitation: {} } };
+    const t = tool({
+      name: "proto",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const one = yield* elicit("one?", Ok, { key: "toString" });
+        const [two, three] = yield* all([elicit("two?", Ok, { key: "hasOwnProperty" }), elicit("three?", Ok, { key: "constructor" })]);
+        return [one, two, three].map((a) => a.action).join(" ");
+      },
+    });
+    const r1 = (await runtime.callTool(t, { name: "proto", arguments: {} }, info)) as { requestState: string; inputRequests: Record<string, unknown> };
+    expect(Object.keys(r1.inputRequests)).toEqual(["toString"]);
+    const r2 = (await runtime.callTool(t, { name: "proto", arguments: {}, requestState: r1.requestState, inputResponses: { toString: accept({ ok: true }) } }, info)) as typeof r1;
+    expect(Object.keys(r2.inputRequests).sort()).toEqual(["constructor", "hasOwnProperty"]);
+    // One of the two answered: it is kept while the other is asked again.
+    const r3 = (await runtime.callTool(t, { name: "proto", arguments: {}, requestState: r2.requestState, inputResponses: { hasOwnProperty: { action: "decline" } } }, info)) as typeof r1;
+    expect(Object.keys(r3.inputRequests)).toEqual(["constructor"]);
+    const r4 = await runtime.callTool(t, { name: "proto", arguments: {}, requestState: r3.requestState, inputResponses: { constructor: { action: "cancel" } } }, info);
+    expect(textOf(r4 as never)).toBe("accept decline cancel");
+  });
+
+  it('the ask key "__proto__" is refused where the ask is made (no client could answer under it)', () => {
+    expect(() => elicit("x?", Ok, { key: "__proto__" })).toThrow(/"__proto__" is reserved/);
+  });
 
   it("states stay bound to their arguments, short (digest kept) or long (hashed each round)", async () => {
     const runtime = createRuntime({ state: { keys }, liveCalls: 0 });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } from "../src/runtime/plain-params.js";
-import { callToolParams, getPromptParams, readResourceParams } from "../src/wire/index.js";
+import { plainCallToolParams, plainElicitResult, plainGetPromptParams, plainReadResourceParams } from "../src/runtime/plain-params.js";
+import { callToolParams, elicitResult, getPromptParams, readResourceParams } from "../src/wire/index.js";
 
 // Params are read by hand when plainly valid, by zod otherwise. The hand check must accept
 // only what zod accepts, and read it as zod does; and it must accept what clients really send.
@@ -47,6 +47,35 @@ describe.each(cases)("$name params read by hand", ({ plain, schema }) => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("elicitation answers read by hand", () => {
+  const field = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.array(fc.string(), { maxLength: 3 }), fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 3 }), member);
+  const answer = fc.record(
+    { action: fc.oneof(fc.constantFrom("accept", "decline", "cancel", "Accept", ""), member), content: fc.oneof(fc.dictionary(fc.string({ maxLength: 6 }), field, { maxKeys: 4 }), member), _meta: member, extra: member },
+    { requiredKeys: [] },
+  );
+
+  it("accept only what zod accepts, and read action and content as zod does (property)", () => {
+    fc.assert(
+      fc.property(fc.oneof(answer, member), (raw) => {
+        const mine = plainElicitResult(raw);
+        if (mine === undefined) return;
+        const theirs = elicitResult.safeParse(raw);
+        expect(theirs.success).toBe(true);
+        expect(mine.action).toBe(theirs.data!.action);
+        expect(mine.content).toStrictEqual(theirs.data!.content);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("read what clients send by hand", () => {
+    const answers = [{ action: "accept", content: { n: 1, s: "x", b: true, tags: ["a"] } }, { action: "decline" }, { action: "cancel", _meta: {} }];
+    for (const a of answers) expect(plainElicitResult(a)).toBe(a);
+    expect(plainElicitResult({ action: "accept", content: { n: Number.NaN } })).toBeUndefined();
+    expect(plainElicitResult({ action: "accept", content: { n: { deep: 1 } } })).toBeUndefined();
   });
 });
 

@@ -541,6 +541,8 @@ describe("limits", () => {
     for (let i = 0; i < 100_000; i++) deep = [deep];
     await expectProtocolError(call({ a: deep }), -32602, "input_responses_too_deep");
     expect((await call({ a: [[[["ok"]]]] })).resultType).toBe("input_required");
+    // The boundary: nesting of 5 inside an answer passes, 6 is refused.
+    await expectProtocolError(call({ a: [[[[["x"]]]]] }), -32602, "input_responses_too_deep");
   });
 
   it("caps the rounds of one call", async () => {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { elicitResult } from "../wire/index.js";
 import type { AskEffect } from "./effects.js";
+import { plainElicitResult } from "./plain-params.js";
 
 /** The typed value an ask yields, or why the answer could not be used. */
 export type AnswerCheck = { ok: true; value: unknown } | { ok: false; problem: string };
@@ -49,13 +50,18 @@ export function checkAnswer(effect: AskEffect, answer: unknown): AnswerCheck {
   switch (effect.kind) {
     case "elicit":
     case "elicitUrl": {
-      const parsed = elicitResult.safeParse(answer);
-      if (!parsed.success) return { ok: false, problem: "not an elicitation result" };
-      const { action } = parsed.data;
+      // Read by hand when plainly valid (every round of a well-behaved client), else by zod.
+      let result = plainElicitResult(answer);
+      if (result === undefined) {
+        const parsed = elicitResult.safeParse(answer);
+        if (!parsed.success) return { ok: false, problem: "not an elicitation result" };
+        result = parsed.data;
+      }
+      const { action } = result;
       if (action !== "accept" || effect.kind === "elicitUrl") return { ok: true, value: { action } };
       let content: ReturnType<typeof effect.schema.safeParse>;
       try {
-        content = effect.schema.safeParse(parsed.data.content ?? {});
+        content = effect.schema.safeParse(result.content ?? {});
       } catch (cause) {
         throw new AnswerSchemaError(`the answer schema threw while validating an answer: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
       }

@@ -120,6 +120,9 @@ function* ask<R>(effect: AskEffect): Ask<R> {
 function keyOption(options: AskOptions): string | undefined {
   const key = options.key;
   if (key !== undefined && (typeof key !== "string" || key === "")) throw new TypeError("ask key must be a non-empty string");
+  // An answer under "__proto__" never arrives: JSON-RPC libraries and schema parsers drop (or
+  // turn into a prototype) a member by that name, so the ask would be asked again forever.
+  if (key === "__proto__") throw new TypeError('ask key "__proto__" is reserved: no client can answer under it');
   return key;
 }
 

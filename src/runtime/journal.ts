@@ -117,8 +117,13 @@ interface FormAsk {
 const formAsks = new Map<string, FormAsk>();
 
 /** A plain form ask (mode, message, schema and nothing else): the only kind the caches hold. */
-const isPlainForm = (effect: AskEffect): effect is AskEffect & { kind: "elicit" } =>
-  effect.kind === "elicit" && effect.params.mode === "form" && Object.keys(effect.params).length === 3;
+function isPlainForm(effect: AskEffect): effect is AskEffect & { kind: "elicit" } {
+  if (effect.kind !== "elicit" || effect.params.mode !== "form") return false;
+  // Counted without Object.keys (no array per replayed ask): mode, message, requestedSchema.
+  let members = 0;
+  for (const key in effect.params) if (Object.hasOwn(effect.params, key)) members++;
+  return members === 3;
+}
 
 function askFingerprint(effect: AskEffect, key: string, recorded: string | undefined): string {
   if (!isPlainForm(effect)) return hashedAsk(effect, key);

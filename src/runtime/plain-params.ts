@@ -1,4 +1,4 @@
-import type { CallToolParams, GetPromptParams, ReadResourceParams } from "../wire/index.js";
+import type { CallToolParams, ElicitResult, GetPromptParams, ReadResourceParams } from "../wire/index.js";
 
 /**
  * Request params read by hand when they are plainly valid — the case of every well-behaved
@@ -39,4 +39,32 @@ export function plainGetPromptParams(raw: unknown): GetPromptParams | undefined 
 export function plainReadResourceParams(raw: unknown): ReadResourceParams | undefined {
   if (!isPlainRecord(raw) || typeof raw.uri !== "string" || !plainMultiRound(raw)) return undefined;
   return raw as ReadResourceParams;
+}
+
+const ACTIONS = new Set(["accept", "decline", "cancel"]);
+
+/** A form field's value as `elicitValue` accepts it. */
+function isPlainFieldValue(v: unknown): boolean {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(v);
+    default:
+      if (!Array.isArray(v) || Object.getPrototypeOf(v) !== Array.prototype) return false;
+      for (let i = 0; i < v.length; i++) if (typeof v[i] !== "string") return false;
+      return true;
+  }
+}
+
+/** An elicitation answer (`elicitResult`), or `undefined` to let zod decide. */
+export function plainElicitResult(raw: unknown): ElicitResult | undefined {
+  if (!isPlainRecord(raw) || typeof raw.action !== "string" || !ACTIONS.has(raw.action) || !optionalRecord(raw._meta)) return undefined;
+  const content = raw.content;
+  if (content !== undefined) {
+    if (!isPlainRecord(content)) return undefined;
+    for (const key in content) if (!isPlainFieldValue(content[key])) return undefined;
+  }
+  return raw as ElicitResult;
 }

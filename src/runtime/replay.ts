@@ -468,11 +468,17 @@ export class Round {
     pending: Suspended["pending"],
     generator: RunGenerator<unknown>,
   ): RoundOutcome {
-    const missing = [...new Set(asks.map(([, a]) => CAPABILITY_OF[a.kind]))].filter((c) => !this.input.declared(c));
+    const missing: Capability[] = [];
+    const inputRequests: Record<string, InputRequest> = {};
+    for (const [k, a] of asks) {
+      const needed = CAPABILITY_OF[a.kind];
+      if (!this.input.declared(needed) && !missing.includes(needed)) missing.push(needed);
+      inputRequests[k] = requestOf(a) as InputRequest;
+    }
     if (missing.length > 0) throw new MissingCapabilityError(missing, this.input.undeclared === true);
     return {
       type: "input_required",
-      inputRequests: Object.fromEntries(asks.map(([k, a]) => [k, requestOf(a) as InputRequest])),
+      inputRequests,
       journal: this.records,
       outstanding,
       partial: partial && Object.keys(partial).length > 0 ? partial : undefined,

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { canonicalJson, createStateCodec, digestOf, type OpenedState, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
+import { canonicalJson, createStateCodec, digestOf, type MintedState, type OpenedState, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
 import { digestOfText } from "../state/canonical.js";
 import { createMemoryStore, type Store, StoreError } from "../store/index.js";
 import {
@@ -34,7 +34,7 @@ import { Round, type RoundOutcome, type Suspended, type Traced } from "./replay.
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
 import { createTaskEngine, type TaskEngine, type TaskOptions } from "./tasks/engine.js";
 import { createRedemption } from "./redeem.js";
-import { createSpill } from "./spill.js";
+import { createSpill, type SpillRef } from "./spill.js";
 import type { RoundTrace } from "./trace.js";
 import { checkReplay } from "./verify.js";
 
@@ -328,17 +328,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * The journal a verified state carries (in its body, or spilled to the store): shape and
    * version checked. A state minted before the line format (format 1) is read as such.
    */
-  async function payloadOf(opened: OpenedState<unknown>, version: string | undefined): Promise<StatePayload> {
+  function payloadOf(opened: OpenedState<unknown>, version: string | undefined): StatePayload | Promise<StatePayload> {
     const ref = spill.refOf(opened.data);
-    let payload: StatePayload | undefined;
-    if (opened.format === 2) {
-      const header = parseHeader(opened.data);
-      const text = ref === undefined ? opened.body ?? "" : await storeSafe(() => spill.open(ref));
-      const j = header && parseLines(text);
-      if (header && j) payload = payloadFrom(header, j, text, 2);
-    } else {
-      payload = parsePayloadV1(ref === undefined ? opened.data : parseJson(await storeSafe(() => spill.open(ref))));
-    }
+    // Synchronous unless the journal was spilled to the store.
+    if (ref === undefined) return checkedPayload(opened.format === 2 ? linesPayload(opened.data, opened.body ?? "") : parsePayloadV1(opened.data), version);
+    return storeSafe(() => spill.open(ref)).then((text) => checkedPayload(opened.format === 2 ? linesPayload(opened.data, text) : parsePayloadV1(parseJson(text)), version));
+  }
+
+  /** A format-2 payload: the header from the sealed data, the records from the lines. */
+  function linesPayload(data: unknown, text: string): StatePayload | undefined {
+    const header = parseHeader(data);
+    const j = header && parseLines(text);
+    return header && j ? payloadFrom(header, j, text, 2) : undefined;
+  }
+
+  function checkedPayload(payload: StatePayload | undefined, version: string | undefined): StatePayload {
     if (payload === undefined) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
     if (payload.v !== version) {
       throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.v ?? null)} to ${JSON.stringify(version ?? null)}`);
@@ -368,8 +372,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw invalidParams(`inputResponses has ${keys.length} entries, more than the limit of ${limits.maxInputResponses}`, "too_many_input_responses");
     }
     for (const key of keys) map.set(key, Object.getOwnPropertyDescriptor(raw, key)?.value);
-    // Measured as [key, value] pairs, so the keys count against the byte limit too.
-    const over = exceedsJsonLimits([...map], limits.maxInputResponseBytes, limits.maxInputResponseDepth + 2);
+    // Measured as the object (its own keys count against the byte limit too).
+    const over = exceedsJsonLimits(raw, limits.maxInputResponseBytes, limits.maxInputResponseDepth + 1);
     if (over === "size") throw invalidParams(`inputResponses is larger than the limit of ${limits.maxInputResponseBytes} bytes`, "input_responses_too_large");
     if (over === "depth") throw invalidParams(`inputResponses is nested deeper than the limit of ${limits.maxInputResponseDepth}`, "input_responses_too_deep");
     return map;
@@ -414,9 +418,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * One round. With a store, the state it presents is redeemed once: the same request again
    * gets this round's response from the store, a different one is refused (`state_redeemed`).
    */
-  async function run<R, T = never>(spec: CallSpec<R, T>, request: RequestInfo): Promise<R | InputRequiredResult | T> {
+  function run<R, T = never>(spec: CallSpec<R, T>, request: RequestInfo): Promise<R | InputRequiredResult | T> {
+    // Not async itself: each async layer a round passes through costs a promise and microtask
+    // hops, measured on the resume path. Callers are async, so a throw here still rejects.
     const observe = options.onRound;
     if (observe === undefined) return runRound(spec, request, undefined);
+    return runObserved(spec, request, observe);
+  }
+
+  async function runObserved<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observe: (trace: RoundTrace) => void): Promise<R | InputRequiredResult | T> {
     const trace: RoundTrace = {
       method: spec.binding.method,
       target: spec.binding.target,
@@ -449,11 +459,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
   }
 
-  async function runRound<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
+  function runRound<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
     const responses = ownResponses(spec.inputResponses);
     if (spec.requestState === undefined) return execute(spec, request, undefined, responses, observed);
     const state = presented(spec, spec.requestState);
     if (redemption === undefined) return execute(spec, request, state, responses, observed);
+    return redeemed(spec, request, state, responses, observed, redemption);
+  }
+
+  /** A round whose state is redeemed once in the store (see `run`). */
+  async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, redemption: NonNullable<ReturnType<typeof createRedemption> | undefined>): Promise<R | InputRequiredResult | T> {
     const ticket = await storeSafe(() => redemption.claim(state.nonce, digestOf(Object.fromEntries(responses)), state.expiresAt));
     if (ticket.kind === "stored") {
       if (observed) observed.path = "stored";
@@ -480,8 +495,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
 
   /** Mint the state of a call that waits for input: the header in the token, the journal as its body (or spilled). */
-  async function mintState(binding: StateBinding, header: StateHeader, text: string, info: ErrorInfo) {
-    const { ref, body } = await storeSafe(() => spill.seal(text));
+  function mintState(binding: StateBinding, header: StateHeader, text: string, info: ErrorInfo): MintedState | Promise<MintedState> {
+    // Synchronous unless the journal goes to the store.
+    if (!spill.spills(text)) return mintSealed(binding, header, undefined, text, info);
+    return storeSafe(() => spill.seal(text)).then(({ ref, body }) => mintSealed(binding, header, ref, body, info));
+  }
+
+  function mintSealed(binding: StateBinding, header: StateHeader, ref: SpillRef | undefined, body: string, info: ErrorInfo): MintedState {
     try {
       return codec.mint({ binding, data: ref === undefined ? header : { ...header, ...ref }, body });
     } catch (error) {
@@ -502,7 +522,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       // decoded; otherwise (another instance's token, or a parallel round took the generator)
       // the journal comes out of the verified token.
       resumed = live.take(state.token, spec.owner);
-      payload = resumed?.payload ?? (await payloadOf(state.opened ?? verifyState(state.token, spec.binding), spec.version));
+      if (resumed) payload = resumed.payload;
+      else {
+        const reading = payloadOf(state.opened ?? verifyState(state.token, spec.binding), spec.version);
+        payload = reading instanceof Promise ? await reading : reading;
+      }
       checkRounds(payload);
     }
     const round = (payload?.r ?? 0) + 1;
@@ -577,7 +601,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (spec.version !== undefined) header.v = spec.version;
     if (outcome.partial !== undefined) header.p = outcome.partial;
     const text = (carried > 0 ? payload!.text : "") + recordLines(outcome.journal, carried);
-    const minted = await mintState(spec.binding, header, text, info);
+    const minting = mintState(spec.binding, header, text, info);
+    const minted = minting instanceof Promise ? await minting : minting;
     const requestState = minted.token;
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.

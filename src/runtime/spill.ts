@@ -18,10 +18,13 @@ export const isSpillRef = (v: unknown): v is SpillRef => typeof v === "object" &
  * token's size limit because a step returned a lot; the token stays small.
  */
 export function createSpill({ store, thresholdBytes, ttlMs }: { store: Store | undefined; thresholdBytes: number; ttlMs: number }) {
+  const spills = (text: string) => store !== undefined && text.length > thresholdBytes;
   return {
+    /** Whether `seal` would keep this journal text in the store (else the token carries it). */
+    spills,
     /** The journal text as the token will carry it: itself, or (large, with a store) a reference. */
     async seal(text: string): Promise<{ ref?: SpillRef; body: string }> {
-      if (store === undefined || text.length <= thresholdBytes) return { body: text };
+      if (store === undefined || !spills(text)) return { body: text };
       const id = encodeBase64url(randomBytes(16));
       await store.set(`state:${id}`, text, ttlMs);
       return { ref: { sp: id, h: digestOf(text) }, body: "" };
