@@ -5,19 +5,27 @@
  */
 export function exceedsJsonLimits(value: unknown, maxBytes: number, maxDepth: number): "size" | "depth" | undefined {
   let bytes = 0;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+  // Two parallel stacks (values and their depths) rather than a [value, depth] pair per node:
+  // this runs on every request's arguments and answers.
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
     if (depth > maxDepth) return "depth";
     if (typeof v === "string") bytes += v.length + 2;
     else if (v === null || typeof v !== "object") bytes += 8;
     else if (Array.isArray(v)) {
       bytes += 2 + v.length;
-      for (const item of v) stack.push([item, depth + 1]);
+      for (const item of v) {
+        values.push(item);
+        depths.push(depth + 1);
+      }
     } else {
       for (const key of Object.keys(v)) {
         bytes += key.length + 4;
-        stack.push([(v as Record<string, unknown>)[key], depth + 1]);
+        values.push((v as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
       }
       bytes += 2;
     }
