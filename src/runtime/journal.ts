@@ -37,7 +37,11 @@ export interface StatePayload extends StateHeader {
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isStringMap = (v: unknown): v is Record<string, string> => isRecord(v) && Object.values(v).every((x) => typeof x === "string");
+function isStringMap(v: unknown): v is Record<string, string> {
+  if (!isRecord(v)) return false;
+  for (const key in v) if (Object.hasOwn(v, key) && typeof v[key] !== "string") return false;
+  return true;
+}
 
 /** The header out of verified data, checked by hand (no schema library on the hot path); `undefined` if it is not one. */
 export function parseHeader(data: unknown): StateHeader | undefined {

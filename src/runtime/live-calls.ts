@@ -61,11 +61,13 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
 
   /** The entry minted as exactly `token`, left in place (a check that fails must not consume it). */
   peek(token: string): T | undefined {
+    if (this.calls.size === 0) return undefined;
     const entry = this.calls.get(token.slice(-32));
     return entry !== undefined && entry.token === token && entry.expiresAt > this.now() ? entry.call : undefined;
   }
 
   take(token: string, owner: object): T | undefined {
+    if (this.calls.size === 0) return undefined;
     const key = token.slice(-32);
     const entry = this.calls.get(key);
     if (entry === undefined || entry.token !== token) return undefined;
