@@ -204,12 +204,12 @@ describe("client input cannot grow the state or crash the server", () => {
     expect(String((errors[0] as Error).message)).toMatch(/ask "n": the answer schema threw.*refine exploded/);
   });
 
-  it("an answer schema whose output cannot be recorded is an author failure naming the ask and the path", async () => {
+  it.each([1000, 0])("an answer schema whose output cannot be recorded is an author failure naming the ask and the path (liveCalls %i)", async (liveCalls) => {
     class Money {
       constructor(readonly cents: number) {}
     }
     const errors: unknown[] = [];
-    const runtime = createRuntime({ state: { keys }, onError: (e) => errors.push(e) });
+    const runtime = createRuntime({ state: { keys }, onError: (e) => errors.push(e), liveCalls });
     const Price = z.object({ price: z.number().transform((n) => new Money(n)) });
     const t = tool({ name: "p", description: "", input: z.object({}), *run() { return (yield* elicit("price?", Price, { key: "price" })).action; } });
     const r1 = (await runtime.callTool(t, { name: "p", arguments: {} }, info)) as { requestState: string };
@@ -250,8 +250,8 @@ describe("edges", () => {
     expect(() => elicit("x?", Ok, { key: "__proto__" })).toThrow(/"__proto__" is reserved/);
   });
 
-  it("states stay bound to their arguments, short (digest kept) or long (hashed each round)", async () => {
-    const runtime = createRuntime({ state: { keys }, liveCalls: 0 });
+  it.each([1000, 0])("states stay bound to their arguments, short (digest kept) or long (hashed each round) (liveCalls %i)", async (liveCalls) => {
+    const runtime = createRuntime({ state: { keys }, liveCalls });
     const info = { clientCapabilities: { elicitation: {} } };
     const t = tool({ name: "a", description: "", input: z.object({ s: z.string() }), *run({ s }) { return `${(yield* elicit("ok?", Ok, { key: "k" })).action} ${s.length}`; } });
     for (const s of ["short", "x".repeat(5000)]) {
