@@ -112,13 +112,12 @@ const TEXT_CACHE = 4096;
 const PER_KEY = 256;
 const PER_SCHEMA = 1024;
 
-/** What a cached form fingerprint was computed from, to recognise the same ask again by identity. */
-interface FormAsk {
-  schema: object;
-  key: string;
-  message: string;
-}
-const formAsks = new Map<string, FormAsk>();
+/**
+ * The last fingerprint made for each (schema object, key), with the message it was made from:
+ * a replayed ask is recognised by identity of schema, the key's own string and the recorded
+ * fingerprint, and the message compared — no hashing, and no lookup keyed by a fresh string.
+ */
+const lastForm = new WeakMap<object, Map<string, { message: string; fp: string }>>();
 
 /** A plain form ask (mode, message, schema and nothing else): the only kind the caches hold. */
 function isPlainForm(effect: AskEffect): effect is AskEffect & { kind: "elicit" } {
@@ -135,8 +134,8 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
   // Replaying: the fingerprint recorded here, if it was computed from this very schema object,
   // key and message — compared, not hashed (the message is usually a fresh template string).
   if (recorded !== undefined) {
-    const known = formAsks.get(recorded);
-    if (known !== undefined && known.schema === requestedSchema && known.key === key && known.message === message) return recorded;
+    const known = lastForm.get(requestedSchema)?.get(key);
+    if (known !== undefined && known.fp === recorded && known.message === message) return recorded;
   }
   let forSchema = byFormSchema.get(requestedSchema);
   if (forSchema === undefined) byFormSchema.set(requestedSchema, (forSchema = new Map()));
@@ -150,9 +149,11 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
     fp = hashedAsk(effect, key);
     if (forKey.size >= PER_KEY) forKey.clear();
     forKey.set(message, fp);
-    if (formAsks.size >= TEXT_CACHE) formAsks.clear();
-    formAsks.set(fp, { schema: requestedSchema, key, message });
   }
+  let last = lastForm.get(requestedSchema);
+  if (last === undefined) lastForm.set(requestedSchema, (last = new Map()));
+  if (last.size >= PER_SCHEMA && !last.has(key)) last.clear();
+  last.set(key, { message, fp });
   return fp;
 }
 
