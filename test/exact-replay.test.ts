@@ -246,6 +246,36 @@ describe("edges", () => {
     expect(textOf(r4 as never)).toBe("accept decline cancel");
   });
 
+  it("interleaved calls asking under one key with other messages replay each their own; a changed message is still caught", async () => {
+    const runtime = createRuntime({ state: { keys }, liveCalls: 0, onError: () => {} });
+    const info = { clientCapabilities: { elicitation: {} } };
+    let suffix = "";
+    const t = tool({
+      name: "greet",
+      description: "",
+      input: z.object({ who: z.string() }),
+      *run({ who }) {
+        const a = yield* elicit(`Hello ${who}${suffix}?`, Ok);
+        const b = yield* elicit(`Bye ${who}?`, Ok);
+        return `${who} ${a.action} ${b.action}`;
+      },
+    });
+    const call = (who: string, requestState?: string, key?: string) =>
+      runtime.callTool(t, { name: "greet", arguments: { who }, ...(requestState ? { requestState, inputResponses: { [key!]: accept({ ok: true }) } } : {}) }, info) as Promise<{ requestState: string; content?: Array<{ text: string }> }>;
+    // Two calls, their rounds interleaved: the same keys, messages differing by call.
+    const ada1 = await call("Ada");
+    const bob1 = await call("Bob");
+    const ada2 = await call("Ada", ada1.requestState, "elicit-0");
+    const bob2 = await call("Bob", bob1.requestState, "elicit-0");
+    expect((await call("Ada", ada2.requestState, "elicit-1")).content![0]!.text).toBe("Ada accept accept");
+    expect((await call("Bob", bob2.requestState, "elicit-1")).content![0]!.text).toBe("Bob accept accept");
+    // The first message changes under the same key between rounds: a divergence naming it.
+    const cy1 = await call("Cy");
+    const cy2 = await call("Cy", cy1.requestState, "elicit-0");
+    suffix = " again";
+    await expect(call("Cy", cy2.requestState, "elicit-1")).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('its message text (it is now "Hello Cy again?") changed') });
+  });
+
   it('the ask key "__proto__" is refused where the ask is made (no client could answer under it)', () => {
     expect(() => elicit("x?", Ok, { key: "__proto__" })).toThrow(/"__proto__" is reserved/);
   });
