@@ -25,7 +25,14 @@ const params = fc.record(
   { name: fc.oneof(fc.string(), member), uri: fc.oneof(fc.string(), member), arguments: member, inputResponses: member, requestState: fc.oneof(fc.string(), member), _meta: member, extra: member },
   { requiredKeys: [] },
 );
-const anyParams = fc.oneof(params, member);
+// Params objects carrying members zod's looseObject treats specially at the top level.
+const withOddMembers = fc.tuple(params, fc.constantFrom("constructor", "symbol", "__proto__", "toString")).map(([p, odd]) => {
+  const o: Record<string | symbol, unknown> = { ...p };
+  if (odd === "symbol") o[Symbol("s")] = 1;
+  else Object.defineProperty(o, odd, { value: { x: 1 }, enumerable: true, writable: true, configurable: true });
+  return o;
+});
+const anyParams = fc.oneof(params, member, withOddMembers);
 
 const cases = [
   { name: "tools/call", plain: plainCallToolParams, schema: callToolParams },
@@ -58,8 +65,14 @@ describe("elicitation answers read by hand", () => {
   );
 
   it("accept only what zod accepts, and read action and content as zod does (property)", () => {
+    const oddAnswer = fc.tuple(answer, fc.constantFrom("constructor", "symbol", "__proto__")).map(([a, odd]) => {
+      const o: Record<string | symbol, unknown> = { ...a };
+      if (odd === "symbol") o[Symbol("s")] = 1;
+      else Object.defineProperty(o, odd, { value: 1, enumerable: true, writable: true, configurable: true });
+      return o;
+    });
     fc.assert(
-      fc.property(fc.oneof(answer, member), (raw) => {
+      fc.property(fc.oneof(answer, member, oddAnswer), (raw) => {
         const mine = plainElicitResult(raw);
         if (mine === undefined) return;
         const theirs = elicitResult.safeParse(raw);

@@ -14,6 +14,12 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
   return Object.getPrototypeOf(value) === Object.prototype && !Object.hasOwn(value, "constructor") && !Object.hasOwn(value, "__proto__") && Object.getOwnPropertySymbols(value).length === 0;
 }
 
+/**
+ * A params object (a zod `looseObject`, which reads its members by name and ignores symbol
+ * keys and a `__proto__` member): any object as JSON.parse makes them.
+ */
+const isPlainParams = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+
 const optionalRecord = (value: unknown) => value === undefined || isPlainRecord(value);
 
 /** The members every multi-round request may carry, each absent or of its plain shape. */
@@ -23,13 +29,13 @@ function plainMultiRound(p: Record<string, unknown>): boolean {
 
 /** `tools/call` params, or `undefined` to let zod decide. */
 export function plainCallToolParams(raw: unknown): CallToolParams | undefined {
-  if (!isPlainRecord(raw) || typeof raw.name !== "string" || !optionalRecord(raw.arguments) || !plainMultiRound(raw)) return undefined;
+  if (!isPlainParams(raw) || typeof raw.name !== "string" || !optionalRecord(raw.arguments) || !plainMultiRound(raw)) return undefined;
   return raw as CallToolParams;
 }
 
 /** `prompts/get` params (string arguments), or `undefined` to let zod decide. */
 export function plainGetPromptParams(raw: unknown): GetPromptParams | undefined {
-  if (!isPlainRecord(raw) || typeof raw.name !== "string" || !plainMultiRound(raw)) return undefined;
+  if (!isPlainParams(raw) || typeof raw.name !== "string" || !plainMultiRound(raw)) return undefined;
   const args = raw.arguments;
   if (args !== undefined && !(isPlainRecord(args) && Object.values(args).every((v) => typeof v === "string"))) return undefined;
   return raw as GetPromptParams;
@@ -37,7 +43,7 @@ export function plainGetPromptParams(raw: unknown): GetPromptParams | undefined 
 
 /** `resources/read` params, or `undefined` to let zod decide. */
 export function plainReadResourceParams(raw: unknown): ReadResourceParams | undefined {
-  if (!isPlainRecord(raw) || typeof raw.uri !== "string" || !plainMultiRound(raw)) return undefined;
+  if (!isPlainParams(raw) || typeof raw.uri !== "string" || !plainMultiRound(raw)) return undefined;
   return raw as ReadResourceParams;
 }
 
@@ -60,7 +66,7 @@ function isPlainFieldValue(v: unknown): boolean {
 
 /** An elicitation answer (`elicitResult`), or `undefined` to let zod decide. */
 export function plainElicitResult(raw: unknown): ElicitResult | undefined {
-  if (!isPlainRecord(raw) || typeof raw.action !== "string" || !ACTIONS.has(raw.action) || !optionalRecord(raw._meta)) return undefined;
+  if (!isPlainParams(raw) || typeof raw.action !== "string" || !ACTIONS.has(raw.action) || !optionalRecord(raw._meta)) return undefined;
   const content = raw.content;
   if (content !== undefined) {
     if (!isPlainRecord(content)) return undefined;

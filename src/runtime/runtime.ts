@@ -371,7 +371,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (keys.length > limits.maxInputResponses) {
       throw invalidParams(`inputResponses has ${keys.length} entries, more than the limit of ${limits.maxInputResponses}`, "too_many_input_responses");
     }
-    for (const key of keys) map.set(key, Object.getOwnPropertyDescriptor(raw, key)?.value);
+    // An own member shadows Object.prototype's `__proto__` accessor: reading it is reading the member.
+    for (const key of keys) map.set(key, raw[key]);
     // Measured as the object (its own keys count against the byte limit too).
     const over = exceedsJsonLimits(raw, limits.maxInputResponseBytes, limits.maxInputResponseDepth + 1);
     if (over === "size") throw invalidParams(`inputResponses is larger than the limit of ${limits.maxInputResponseBytes} bytes`, "input_responses_too_large");
