@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeValue, encodeValue, UnsupportedValueError } from "mcp-yield";
+import { encodeValueWalked } from "../src/state/value-text.js";
 
 // Everything the journal carries must come back exactly, and decode must hand out fresh objects.
 
@@ -98,5 +99,47 @@ describe("journal value text", () => {
     const x = decodeValue(text) as { a: object; b: object };
     const y = decodeValue(text) as { a: object; b: object };
     expect(x.a === x.b).toBe(y.a === y.b);
+  });
+});
+
+describe("the fast plain-JSON check", () => {
+  // encodeValue skips the full walk for values plain JSON carries exactly; it must give the
+  // walk's text, or its error, for every value — the odd ones included.
+  class Money {
+    cents = 1;
+  }
+  const cyclic = (): unknown => {
+    const o: Record<string, unknown> = { a: 1 };
+    o.self = { back: o };
+    return o;
+  };
+  const nested = (levels: number, inner: unknown): unknown => {
+    let v = inner;
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  };
+  const odd = fc.oneof(
+    fc.constantFrom<unknown>(new Money(), Symbol("s"), () => 1, [1, , 3], Object.assign([1], { extra: 2 }), { [Symbol("k")]: 1 }, Object.create({ inherited: 1 }) as unknown, Object.create(null) as unknown, new Date(Number.NaN), new Uint8Array(2), -0, Number.NaN, 10n),
+    fc.constant(null).map(cyclic),
+    fc.tuple(fc.integer({ min: 55, max: 75 }), fc.oneof(fc.constant(1), fc.constant(-0), fc.constant(new Money()))).map(([n, inner]) => nested(n, inner)),
+  );
+  const { mixed } = fc.letrec<{ mixed: unknown }>((tie) => ({
+    mixed: fc.oneof({ depthSize: "small" }, value, odd, fc.array(tie("mixed"), { maxLength: 3 }), fc.dictionary(key, tie("mixed"), { maxKeys: 3, noNullPrototype: true })),
+  }));
+  const outcome = (encode: (v: unknown) => string, v: unknown) => {
+    try {
+      return { text: encode(v) };
+    } catch (error) {
+      return { error: String((error as Error).message) };
+    }
+  };
+
+  it("gives the full walk's text or error for every value (property)", () => {
+    fc.assert(
+      fc.property(mixed, (v) => {
+        expect(outcome(encodeValue, v)).toStrictEqual(outcome(encodeValueWalked, v));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

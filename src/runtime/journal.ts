@@ -133,10 +133,8 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
   const { message, requestedSchema } = effect.params;
   // Replaying: the fingerprint recorded here, if it was computed from this very schema object,
   // key and message — compared, not hashed (the message is usually a fresh template string).
-  if (recorded !== undefined) {
-    const known = lastForm.get(requestedSchema)?.get(key);
-    if (known !== undefined && known.fp === recorded && known.message === message) return recorded;
-  }
+  const known = lastForm.get(requestedSchema)?.get(key);
+  if (known !== undefined && known.message === message && (recorded === undefined || known.fp === recorded)) return known.fp;
   let forSchema = byFormSchema.get(requestedSchema);
   if (forSchema === undefined) byFormSchema.set(requestedSchema, (forSchema = new Map()));
   let forKey = forSchema.get(key);

@@ -123,12 +123,53 @@ function check(value: unknown, walk: Walk, depth: number): boolean {
   return plain;
 }
 
+/** How deep `plainExact` looks before leaving the value to the full walk (which allows 256). */
+const FAST_DEPTH = 64;
+
+/**
+ * Whether plain JSON carries `value` exactly, decided without the full walk's path, cycle set
+ * and closures (this runs for every answer and step result recorded). `true` only where
+ * `check` would return `true`; `false` for anything else — a value needing superjson, one to
+ * refuse, a cycle or a deep one — which the full walk then examines and words.
+ */
+function plainExact(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case "object":
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth > FAST_DEPTH) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === Array.prototype) {
+    const array = value as unknown[];
+    for (let i = 0; i < array.length; i++) if (!(i in array) || !plainExact(array[i], depth + 1)) return false;
+    return Object.keys(array).length === array.length;
+  }
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in value) if (Object.hasOwn(value, key) && !plainExact((value as Record<string, unknown>)[key], depth + 1)) return false;
+  return Object.getOwnPropertySymbols(value).length === 0;
+}
+
 /**
  * The text of `value` (throws `UnsupportedValueError` for anything it could not carry
  * exactly). `undefined` is the empty string; plain JSON is its JSON text; anything else is
  * superjson's form behind a `~`.
  */
 export function encodeValue(value: unknown): string {
+  if (value === undefined) return "";
+  if (plainExact(value, 0)) return JSON.stringify(value);
+  return encodeValueWalked(value);
+}
+
+/** `encodeValue` by the full walk alone, whatever the value (exported for the test that holds the fast check to it). */
+export function encodeValueWalked(value: unknown): string {
   if (value === undefined) return "";
   const walk: Walk = { path: [], ancestors: new Set(), reserved: false };
   if (check(value, walk, 0)) return JSON.stringify(value);
