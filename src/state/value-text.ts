@@ -61,21 +61,22 @@ function kindOf(value: object): string {
   return `an instance of ${name} (class instances lose their prototype and methods when replayed: return plain data)`;
 }
 
+/** For a value that is no object, symbol or function: whether plain JSON carries it exactly. */
+function plainScalar(value: unknown): boolean {
+  return typeof value === "number" ? Number.isFinite(value) && !Object.is(value, -0) : typeof value === "string" || typeof value === "boolean";
+}
+
 /** Check `value` is carriable; `true` when plain JSON carries it exactly (no superjson needed). */
 function check(value: unknown, walk: Walk, depth: number): boolean {
   switch (typeof value) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      return Number.isFinite(value) && !Object.is(value, -0);
-    case "bigint":
-    case "undefined":
-      return false;
+    case "object":
+      break;
     case "symbol":
       return fail(walk, "a symbol");
     case "function":
       return fail(walk, `a function${value.name ? ` (${value.name})` : ""}`);
+    default:
+      return plainScalar(value);
   }
   if (value === null) return true;
   const object = value as object;
@@ -133,17 +134,7 @@ const FAST_DEPTH = 64;
  * refuse, a cycle or a deep one — which the full walk then examines and words.
  */
 function plainExact(value: unknown, depth: number): boolean {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      return Number.isFinite(value) && !Object.is(value, -0);
-    case "object":
-      break;
-    default:
-      return false;
-  }
+  if (typeof value !== "object") return typeof value !== "symbol" && typeof value !== "function" && plainScalar(value);
   if (value === null) return true;
   if (depth > FAST_DEPTH) return false;
   const proto: unknown = Object.getPrototypeOf(value);
