@@ -131,8 +131,9 @@ function isPlainForm(effect: AskEffect): effect is AskEffect & { kind: "elicit" 
 function askFingerprint(effect: AskEffect, key: string, recorded: string | undefined): string {
   if (!isPlainForm(effect)) return hashedAsk(effect, key);
   const { message, requestedSchema } = effect.params;
-  // Replaying: the fingerprint recorded here, if it was computed from this very schema object,
-  // key and message — compared, not hashed (the message is usually a fresh template string).
+  // The fingerprint last made from this very schema object, key and message — the message
+  // compared, not hashed (it is usually a fresh template string); replaying, only if it is the
+  // one recorded here (otherwise the full lookup below makes the fingerprint to compare).
   const known = lastForm.get(requestedSchema)?.get(key);
   if (known !== undefined && known.message === message && (recorded === undefined || known.fp === recorded)) return known.fp;
   let forSchema = byFormSchema.get(requestedSchema);

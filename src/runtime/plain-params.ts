@@ -1,11 +1,11 @@
 import type { CallToolParams, ElicitResult, GetPromptParams, ReadResourceParams } from "../wire/index.js";
 
 /**
- * Request params read by hand when they are plainly valid — the case of every well-behaved
- * client, every round. zod then runs only for params this check declines, so anything unusual
- * still gets zod's verdict and its precise error. What is accepted here is a strict subset of
- * what the zod schemas in wire/params.ts accept, and read the same way (a property test holds
- * the two together): zod took ≈ 1 µs of each round.
+ * Request params and elicitation answers read by hand when they are plainly valid — the case
+ * of every well-behaved client, every round. zod then runs only for what this check declines,
+ * so anything unusual still gets zod's verdict and its precise error. What is accepted here is
+ * a strict subset of what the zod schemas in wire/ accept, and read the same way (a property
+ * test holds the two together): zod took ≈ 1 µs of each round.
  */
 
 /** An object zod's `z.record` would copy unchanged: as JSON.parse makes them, no keys it treats specially. */
