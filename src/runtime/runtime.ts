@@ -33,7 +33,7 @@ import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } fr
 import { Round, type RoundOutcome, type Suspended, type Traced } from "./replay.js";
 import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
 import { createTaskEngine, type TaskEngine, type TaskOptions } from "./tasks/engine.js";
-import { createRedemption } from "./redeem.js";
+import { createRedemption, type Redemption } from "./redeem.js";
 import { createSpill, type SpillRef } from "./spill.js";
 import type { RoundTrace } from "./trace.js";
 import { checkReplay } from "./verify.js";
@@ -469,7 +469,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   /** A round whose state is redeemed once in the store (see `run`). */
-  async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, redemption: NonNullable<ReturnType<typeof createRedemption> | undefined>): Promise<R | InputRequiredResult | T> {
+  async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, redemption: Redemption): Promise<R | InputRequiredResult | T> {
     const ticket = await storeSafe(() => redemption.claim(state.nonce, digestOf(Object.fromEntries(responses)), state.expiresAt));
     if (ticket.kind === "stored") {
       if (observed) observed.path = "stored";
