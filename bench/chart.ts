@@ -1,6 +1,6 @@
 import type { ReplayRow } from "./sections.js";
 
-/** An SVG line chart of server CPU per whole call against rounds (log-log), five variants. */
+/** An SVG line chart of server CPU per whole call against rounds (log-log), six series. */
 export function replayChart(rows: ReplayRow[], title: string): string {
   const W = 760;
   const H = 400;
@@ -11,6 +11,7 @@ export function replayChart(rows: ReplayRow[], title: string): string {
     ["(b) hand-written { i, sum }", "#2ca02c", (r) => r.us.handWritten],
     ["(b2) hand-written, all answers", "#8c564b", (r) => r.us.handWrittenAll],
     ["(c) SDK inputRequired + codec", "#d62728", (r) => r.us.sdk],
+    ["(f) replay floor (no runtime)", "#7f7f7f", (r) => r.us.replayFloor],
   ];
   const xs = rows.map((r) => r.rounds);
   const ys = rows.flatMap((r) => series.map(([, , f]) => f(r)));

@@ -1,6 +1,6 @@
 import { acceptedContent, createRequestStateCodec, inputRequired } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createStateCodec, elicit, elicitResult, type StateCodec, type StateKey, tool, toRequestedSchema } from "mcp-yield";
+import { createStateCodec, digestOf, type ElicitEffect, elicit, elicitResult, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema } from "mcp-yield";
 
 /**
  * One tool written three ways: ask for a number R times, then answer with the sum. This is the
@@ -106,5 +106,59 @@ export function handWrittenAllCount(keys: StateKey[]) {
       inputRequests: { [next]: { method: "elicitation/create", params: { mode: "form", message: `Number ${st.answers.length + 1} of ${rounds}?`, requestedSchema } } },
       requestState: codec.seal({ binding, data: st }),
     };
+  };
+}
+
+type Outcome = { action: "accept"; content: { n: number } } | { action: "decline" } | { action: "cancel" };
+
+/** An earlier answer, from its line: `a<content JSON>`, `d` or `c`. */
+function outcomeOfLine(line: string): Outcome {
+  if (line[0] === "a") return { action: "accept", content: JSON.parse(line.slice(1)) as { n: number } };
+  return { action: line === "d" ? "decline" : "cancel" };
+}
+
+/**
+ * (f) The replay floor: the least any design that replays the generator pays on our codec. The
+ * very `run` of (a) is started again every round and fed its earlier answers, decoded from lines
+ * the token carries (`a{"n":1}`, as (a)'s journal holds them, without fingerprints); the new
+ * answer is read by hand and appended. No fingerprints (nothing notices changed code), no call
+ * id or outstanding asks, no limits or snapshots of other value types. Not a way to write a
+ * tool: (a) stateless over (f) is what the runtime's checks and generality cost.
+ */
+export function replayFloorCount(keys: StateKey[]) {
+  const codec: StateCodec<{ r: number }> = createStateCodec<{ r: number }>({ keys });
+  const ctx = {} as RunContext; // the count tool does not use its context
+  return (params: CallParams) => {
+    const binding = { method: "tools/call" as const, target: "count", arguments: params.arguments, argumentsDigest: digestOf(params.arguments) };
+    let body = params.requestState === undefined ? "" : (codec.open(params.requestState, binding).body ?? "");
+    const generator = countGenerator.run(params.arguments, ctx) as Generator<ElicitEffect, string, Outcome>;
+    let step = generator.next();
+    let at = 0; // where the next earlier answer's line starts in `body`
+    let asked = 0;
+    while (!step.done) {
+      if (at < body.length) {
+        const end = body.indexOf("\n", at);
+        step = generator.next(outcomeOfLine(body.slice(at, end)));
+        at = end + 1;
+        asked++;
+        continue;
+      }
+      const key = `elicit-${asked}`;
+      const raw = params.inputResponses?.[key] as { action?: unknown; content?: { n?: unknown } } | undefined;
+      const line = raw?.action === "accept" ? (Number.isInteger(raw.content?.n) ? `a${JSON.stringify({ n: raw.content!.n })}` : undefined) : raw?.action === "decline" ? "d" : raw?.action === "cancel" ? "c" : undefined;
+      if (line === undefined) {
+        const { message, requestedSchema } = step.value.params;
+        return {
+          resultType: "input_required",
+          inputRequests: { [key]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema } } },
+          requestState: codec.seal({ binding, data: { r: asked }, body }),
+        };
+      }
+      body += `${line}\n`;
+      at = body.length;
+      step = generator.next(outcomeOfLine(line));
+      asked++;
+    }
+    return { resultType: "complete", content: [{ type: "text", text: step.value }] };
   };
 }

@@ -10,12 +10,15 @@ const keys: StateKey[] = [{ id: "bench", secret }];
 /** Server CPU for a whole call of R rounds (µs), five ways, and the ratios the targets name. */
 export interface ReplayRow {
   rounds: number;
-  us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number };
+  us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number; replayFloor: number };
   /** a/b on the live path (resuming), a/b and a/b2 fully stateless (replaying every round), a/c. */
   liveVsHandWritten: number;
   statelessVsHandWritten: number;
   statelessVsHandWrittenAll: number;
   liveVsSdk: number;
+  /** f/b: the least a replaying design pays over (b); a/f stateless: what the runtime adds to that. */
+  floorVsHandWritten: number;
+  statelessVsFloor: number;
 }
 
 export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): Promise<ReplayRow[]> {
@@ -27,14 +30,17 @@ export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): 
       { name: "b", factory: "handWritten", args: [rounds] },
       { name: "b2", factory: "handWrittenAll", args: [rounds] },
       { name: "c", factory: "sdk", args: [rounds] },
+      { name: "f", factory: "replayFloor", args: [rounds] },
     ], (s) => ({
-      aLive: cost(s, "a-live"), aStateless: cost(s, "a-stateless"), b: cost(s, "b"), b2: cost(s, "b2"), c: cost(s, "c"),
+      aLive: cost(s, "a-live"), aStateless: cost(s, "a-stateless"), b: cost(s, "b"), b2: cost(s, "b2"), c: cost(s, "c"), f: cost(s, "f"),
       liveB: ratio(s, "a-live", "b"), statelessB: ratio(s, "a-stateless", "b"), statelessB2: ratio(s, "a-stateless", "b2"), liveC: ratio(s, "a-live", "c"),
+      floorB: ratio(s, "f", "b"), statelessF: ratio(s, "a-stateless", "f"),
     }));
     rows.push({
       rounds,
-      us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3 },
+      us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3, replayFloor: r.f / 1e3 },
       liveVsHandWritten: r.liveB, statelessVsHandWritten: r.statelessB, statelessVsHandWrittenAll: r.statelessB2, liveVsSdk: r.liveC,
+      floorVsHandWritten: r.floorB, statelessVsFloor: r.statelessF,
     });
   }
   return rows;

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomFillSync } from "no
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
 import { createMemoryStore, createRuntime, createStateCodec, digestOf, type StateKey, type Store } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
-import { countGenerator, driveCall, handWrittenAllCount, handWrittenCount, sdkCount } from "./counting-tools.js";
+import { countGenerator, driveCall, handWrittenAllCount, handWrittenCount, replayFloorCount, sdkCount } from "./counting-tools.js";
 
 /**
  * The benchmark's variants, as factories the variant processes call by name. Each returns one
@@ -42,6 +42,11 @@ export function handWritten(rounds: number) {
 /** (b2) The hand-written state machine that keeps every answer. */
 export function handWrittenAll(rounds: number) {
   return wholeCall(handWrittenAllCount(keys) as Call, rounds);
+}
+
+/** (f) The replay floor: (a)'s code replayed every round on answers carried as lines, with no runtime. */
+export function replayFloor(rounds: number) {
+  return wholeCall(replayFloorCount(keys) as Call, rounds);
 }
 
 /** (c) The same tool on the SDK's inputRequired() and createRequestStateCodec. */
