@@ -9,7 +9,10 @@ import { fileURLToPath } from "node:url";
  * a ratio is taken within each round (paired: the two batches ran moments apart) and the
  * median of those ratios is the run's figure. `runs` fresh sets of processes give the median
  * of run medians. (Wall time in worker threads read the same build anywhere from 0.73 to 1.18
- * here; paired CPU ratios stay within a few percent.)
+ * here. Paired CPU ratios are steadier within a run, not across runs: one build's stateless
+ * a/b at R = 30 read 1.56-1.90 as single-run medians, most of it (b)'s level moving between
+ * fresh sets of processes, which steady single-process loops do not show (±3%) — hence the
+ * median over fresh runs. How many processes alternate moves the ratios too.)
  */
 
 export interface VariantSpec {
