@@ -3,9 +3,10 @@ import { z } from "zod";
 import { createStateCodec, digestOf, type ElicitEffect, elicit, elicitResult, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema } from "mcp-yield";
 
 /**
- * One tool written three ways: ask for a number R times, then answer with the sum. This is the
+ * One tool written several ways: ask for a number R times, then answer with the sum. This is the
  * replay benchmark's subject: (a) a generator, (b) a hand-written state machine on our codec,
- * (c) a hand-written handler on the SDK's inputRequired() and createRequestStateCodec.
+ * (b2) the same keeping every answer, (c) a hand-written handler on the SDK's inputRequired() and
+ * createRequestStateCodec, and (f) the replay floor, (a)'s code replayed with no runtime.
  */
 
 export const Num = z.object({ n: z.number().int() });
@@ -117,6 +118,13 @@ function outcomeOfLine(line: string): Outcome {
   return { action: line === "d" ? "decline" : "cancel" };
 }
 
+/** The line for a usable new answer (accept with an integer `n`, decline, cancel), else `undefined`. */
+function lineOfAnswer(answer: unknown): string | undefined {
+  const raw = answer as { action?: unknown; content?: { n?: unknown } } | undefined;
+  if (raw?.action === "accept") return Number.isInteger(raw.content?.n) ? `a${JSON.stringify({ n: raw.content!.n })}` : undefined;
+  return raw?.action === "decline" ? "d" : raw?.action === "cancel" ? "c" : undefined;
+}
+
 /**
  * (f) The replay floor: the least any design that replays the generator pays on our codec. The
  * very `run` of (a) is started again every round and fed its earlier answers, decoded from lines
@@ -144,8 +152,7 @@ export function replayFloorCount(keys: StateKey[]) {
         continue;
       }
       const key = `elicit-${asked}`;
-      const raw = params.inputResponses?.[key] as { action?: unknown; content?: { n?: unknown } } | undefined;
-      const line = raw?.action === "accept" ? (Number.isInteger(raw.content?.n) ? `a${JSON.stringify({ n: raw.content!.n })}` : undefined) : raw?.action === "decline" ? "d" : raw?.action === "cancel" ? "c" : undefined;
+      const line = lineOfAnswer(params.inputResponses?.[key]);
       if (line === undefined) {
         const { message, requestedSchema } = step.value.params;
         return {

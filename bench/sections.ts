@@ -7,7 +7,7 @@ import { journalOf } from "./variants.js";
 const secret = new Uint8Array(32).fill(42);
 const keys: StateKey[] = [{ id: "bench", secret }];
 
-/** Server CPU for a whole call of R rounds (µs), five ways, and the ratios the targets name. */
+/** Server CPU for a whole call of R rounds (µs), six ways, and the ratios the targets name (and the floor's). */
 export interface ReplayRow {
   rounds: number;
   us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number; replayFloor: number };
