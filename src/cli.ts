@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npx mcp-yield <command>`: tools for people running mcp-yield servers.
 import { createStateCodec, encodeBase64url, parseKeyRing, randomBytes, StateError } from "./state/index.js";
-import { formatStateReport, inspectState } from "./runtime/inspect.js";
+import { formatStateReport, inspectState } from "./journal/inspect.js";
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { all, createRuntime, elicit, type Runtime, sample, step, tool } from "mcp-yield";
-import { LiveCalls, liveCallBytes } from "../src/runtime/live-calls.js";
+import { LiveCalls, liveCallBytes } from "../src/replay/live-calls.js";
 import { accept, SimulatedAuthorError, sampled, simulate, type SimulateOptions } from "mcp-yield/testing";
 
 // Issue 9: a round gives the same result resumed, replayed, or replayed on another instance.

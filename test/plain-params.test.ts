@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { plainCallToolParams, plainElicitResult, plainGetPromptParams, plainReadResourceParams } from "../src/runtime/plain-params.js";
+import { plainCallToolParams, plainElicitResult, plainGetPromptParams, plainReadResourceParams } from "../src/wire/plain-params.js";
 import { callToolParams, elicitResult, getPromptParams, readResourceParams } from "../src/wire/index.js";
 
 // Params are read by hand when plainly valid, by zod otherwise. The hand check must accept

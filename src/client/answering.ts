@@ -1,6 +1,6 @@
 import { type Capability, capabilityOfRequest, type ClientCapabilities, type InputRequest } from "../wire/index.js";
 import { ClientError } from "./errors.js";
-import type { AskContext, InputHandlers } from "./loop.js";
+import type { AskContext, InputHandlers } from "./types.js";
 
 /**
  * Answering one round of asks, the same for plain rounds and for a task's input: the asks are

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type ClientCapabilities, PROTOCOL_VERSION, PROTOCOL_VERSION_KEY } from "../wire/index.js";
 import { ClientError } from "./errors.js";
-import type { Send } from "./loop.js";
+import type { Send } from "./types.js";
 
 /** Options of `createFetchSender`. */
 export interface FetchSenderOptions {

@@ -1,4 +1,6 @@
-export { callWithInput, type Send, type InputHandlers, type AskContext, type LoopOptions, type RoundInfo, type MultiRoundMethod } from "./loop.js";
+export { callWithInput } from "./loop.js";
+export type { Send, InputHandlers, AskContext, LoopOptions, RoundInfo } from "./types.js";
+export type { MultiRoundMethod } from "../wire/index.js";
 export { createFetchSender, encodeHeaderValue, type FetchSenderOptions } from "./fetch-sender.js";
 export { sdkSender, type SdkRequester } from "./sdk-sender.js";
 export { ClientError, type ClientErrorReason } from "./errors.js";

@@ -17,62 +17,12 @@ import {
   type ListRootsResult,
   type Root,
   describeZodError,
+  type MultiRoundMethod,
 } from "../wire/index.js";
 import { answerRound, declaredBy } from "./answering.js";
+import type { InputHandlers, LoopOptions, Send } from "./types.js";
 import { ClientError } from "./errors.js";
 import { followTask } from "./task-follow.js";
-
-/**
- * Sends one request with a fresh JSON-RPC id and returns its `result` (throws ClientError on a
- * JSON-RPC error). A sender may carry the capabilities it declares on every request.
- */
-export type Send = ((method: string, params: Record<string, unknown>) => Promise<unknown>) & { readonly capabilities?: ClientCapabilities };
-
-/** Where an embedded request came from, for handlers that care. */
-export interface AskContext {
-  key: string;
-  /** 1-based round of the call. */
-  round: number;
-  /** Aborted when another handler of the same round fails, or the caller's `signal` aborts. */
-  signal: AbortSignal;
-}
-
-/** The caller's answers to the server's embedded requests. */
-export interface InputHandlers {
-  elicit?: (params: ElicitFormParams | ElicitUrlParams, ask: AskContext) => ElicitResult | Promise<ElicitResult>;
-  sample?: (params: CreateMessageParams, ask: AskContext) => CreateMessageResult | Promise<CreateMessageResult>;
-  roots?: (ask: AskContext) => ListRootsResult | Root[] | Promise<ListRootsResult | Root[]>;
-}
-
-/** What `onRound` is told about each `input_required` round. */
-export interface RoundInfo {
-  round: number;
-  method: string;
-  result: InputRequiredResult;
-}
-
-/** Options of `callWithInput`. */
-export interface LoopOptions {
-  /** Give up after this many input_required rounds. Default 10 (peers use 8–10). */
-  maxRounds?: number;
-  /** Most asks one round may carry; more end the call (`too_many_asks`). Default 32. */
-  maxAsksPerRound?: number;
-  /**
-   * What this client declared: an ask for any other kind ends the call (`undeclared_kind`)
-   * instead of being answered. Default: the sender's own (`createFetchSender` carries it), else
-   * the kinds `handlers` can answer.
-   */
-  capabilities?: ClientCapabilities;
-  /** Aborts the call between rounds and every handler's `signal`. */
-  signal?: AbortSignal;
-  /** Called with every input_required result before it is answered (logging, UIs). */
-  onRound?: (info: RoundInfo) => void;
-  /** Called with every `tasks/get` answer while following a task (progress, UIs). */
-  onTask?: (task: GetTaskResult) => void;
-}
-
-/** The methods `callWithInput` may call: the three that can answer `input_required`. */
-export type MultiRoundMethod = "tools/call" | "prompts/get" | "resources/read";
 
 const resultTypeOnly = z.looseObject({ resultType: z.string().optional() });
 

@@ -1,5 +1,5 @@
 import { ClientError } from "./errors.js";
-import type { Send } from "./loop.js";
+import type { Send } from "./types.js";
 
 /**
  * What `sdkSender` needs of an `@modelcontextprotocol/client` v2 `Client`. Structural, so that

@@ -1,7 +1,7 @@
 import { type CreateTaskResult, describeZodError, type GetTaskResult, getTaskResult, type InputRequest } from "../wire/index.js";
 import { answerRound, type RoundChecks } from "./answering.js";
 import { ClientError } from "./errors.js";
-import type { InputHandlers, Send } from "./loop.js";
+import type { InputHandlers, Send } from "./types.js";
 
 /** Options of `followTask`: the round checks, a cap on input exchanges, and a progress callback. */
 export interface FollowOptions extends Omit<RoundChecks, "what"> {

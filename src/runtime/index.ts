@@ -22,7 +22,7 @@ export {
   type TaskSupport,
   type TaskFrom,
   type ToolReturn,
-} from "./definitions.js";
+} from "../authoring/definitions.js";
 export {
   elicit,
   elicitUrl,
@@ -54,10 +54,10 @@ export {
   type AskOptions,
   type ElicitOutcome,
   type ElicitUrlOutcome,
-} from "./effects.js";
-export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "./elicitation-schema.js";
-export { DivergenceError, MissingCapabilityError, NondeterminismError } from "./errors.js";
-export type { TaskOptions } from "./tasks/engine.js";
+} from "../authoring/effects.js";
+export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "../authoring/elicitation-schema.js";
+export { DivergenceError, MissingCapabilityError, NondeterminismError } from "../replay/errors.js";
+export type { TaskOptions } from "../tasks/engine.js";
 export {
   createRuntime,
   type Runtime,
@@ -70,7 +70,7 @@ export {
   type ResourceReadResult,
   type TaskAck,
 } from "./runtime.js";
-export { formatStateReport, inspectState, type InspectedRecord, type StateReport } from "./inspect.js";
+export { formatStateReport, inspectState, type InspectedRecord, type StateReport } from "../journal/inspect.js";
 export { formatRoundTrace, type RoundTrace, type RoundPath, type RoundOutcomeKind } from "./trace.js";
-export type { StepRun } from "./replay.js";
-export { compileUriTemplate, type CompiledUriTemplate, type TemplateVariableNames, type TemplateVariables } from "./uri-template.js";
+export type { StepRun } from "../replay/round.js";
+export { compileUriTemplate, type CompiledUriTemplate, type TemplateVariableNames, type TemplateVariables } from "../authoring/uri-template.js";

@@ -22,21 +22,22 @@ import {
   type ReadResourceResult,
   readResourceParams,
 } from "../wire/index.js";
-import { CallContext } from "./call-context.js";
-import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, RunContext, RunGenerator, ToolDefinition } from "./definitions.js";
-import { AuthorCodeError, DivergenceError, NO_ENVELOPE_HINT, NondeterminismError } from "./errors.js";
-import { type JournalRecord, parseHeader, payloadFrom, parseLines, recordLines, type StateHeader, type StatePayload } from "./journal.js";
-import { parsePayloadV1 } from "./journal-v1.js";
-import { type LiveCall, LiveCalls } from "./live-calls.js";
+import { CallContext } from "../replay/call-context.js";
+import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, RunContext, RunGenerator, ToolDefinition } from "../authoring/definitions.js";
+import { AuthorCodeError, DivergenceError, type ErrorInfo, NO_ENVELOPE_HINT, NondeterminismError } from "../replay/errors.js";
+export type { ErrorInfo } from "../replay/errors.js";
+import { type JournalRecord, parseHeader, payloadFrom, parseLines, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
+import { parsePayloadV1 } from "../journal/format1.js";
+import { type LiveCall, LiveCalls } from "../replay/live-calls.js";
 import { exceedsJsonLimits } from "./measure.js";
-import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } from "./plain-params.js";
-import { Round, type RoundOutcome, type Suspended, type Traced } from "./replay.js";
-import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "./results.js";
-import { createTaskEngine, type TaskEngine, type TaskOptions } from "./tasks/engine.js";
+import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } from "../wire/plain-params.js";
+import { Round, type RoundOutcome, type Suspended, type Traced } from "../replay/round.js";
+import { errorToolResult, ResultShapeError, shapePromptResult, shapeResourceResult, shapeToolResult } from "../authoring/results.js";
+import { createTaskEngine, type TaskEngine, type TaskOptions } from "../tasks/engine.js";
 import { createRedemption, type Redemption } from "./redeem.js";
 import { createSpill, type SpillRef } from "./spill.js";
 import type { RoundTrace } from "./trace.js";
-import { checkReplay } from "./verify.js";
+import { checkReplay } from "../replay/double-run.js";
 
 /** What the transport knows about the request, beyond its params. */
 export interface RequestInfo {
@@ -46,18 +47,6 @@ export interface RequestInfo {
   principal?: string;
   /** Cancellation of this request. */
   signal?: AbortSignal;
-}
-
-/** Where an error reported to `onError` came from. */
-export interface ErrorInfo {
-  method: StateBinding["method"];
-  target: string;
-  /** 1 for the first round of a call. */
-  round: number;
-  /** The call's id (the same in every round of one call). */
-  callId: string;
-  /** Set when the error came from a task's background run (`round` is then 0). */
-  taskId?: string;
 }
 
 /** Bounds on what one request may carry and one call may take; each breach is a `-32602` with a stable `data.reason`. */

@@ -1,15 +1,9 @@
 import { digestOf, encodeBase64url, randomBytes } from "../state/index.js";
 import type { Store } from "../store/index.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
+import { isSpillRef, type SpillRef } from "../journal/spill-ref.js";
 
-/** Where a spilled journal is, and the digest of its text: what the token carries instead of it. */
-export interface SpillRef {
-  sp: string;
-  h: string;
-}
-
-/** Whether sealed state data is a reference to a spilled journal. */
-export const isSpillRef = (v: unknown): v is SpillRef => typeof v === "object" && v !== null && typeof (v as SpillRef).sp === "string" && typeof (v as SpillRef).h === "string";
+export type { SpillRef } from "../journal/spill-ref.js";
 
 /**
  * Large states, spilled to the store: past `thresholdBytes` a journal's text is kept in the

@@ -1,5 +1,5 @@
 import type { StateBinding } from "../state/index.js";
-import type { StepRun } from "./replay.js";
+import type { StepRun } from "../replay/round.js";
 
 /**
  * How a round got to where the previous one stopped: the call's first round, this instance's

@@ -1,6 +1,7 @@
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import type { Capability } from "../wire/index.js";
-import { describeFingerprint } from "./journal.js";
+import type { StateBinding } from "../state/index.js";
+import { describeFingerprint } from "../journal/journal.js";
 
 /**
  * The code or its inputs changed between rounds: the recorded journal no longer matches what
@@ -78,4 +79,16 @@ export class NondeterminismError extends ProtocolError {
   ) {
     super(ErrorCode.InternalError, `Round ${round} is not deterministic: ${detail}`, { reason: "nondeterministic", round, ...(index !== undefined ? { index } : {}) });
   }
+}
+
+/** Where an error reported to `onError` came from. */
+export interface ErrorInfo {
+  method: StateBinding["method"];
+  target: string;
+  /** 1 for the first round of a call. */
+  round: number;
+  /** The call's id (the same in every round of one call). */
+  callId: string;
+  /** Set when the error came from a task's background run (`round` is then 0). */
+  taskId?: string;
 }

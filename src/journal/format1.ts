@@ -1,6 +1,6 @@
 import { decodeValue, digestOf } from "../state/index.js";
 import type { Capability } from "../wire/index.js";
-import type { AskEffect, Effect } from "./effects.js";
+import type { AskEffect, Effect } from "../authoring/effects.js";
 import { type JournalRecord, parseHeader, payloadFrom, requestOf, type StatePayload, subKey } from "./journal.js";
 
 /**

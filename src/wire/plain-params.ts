@@ -1,4 +1,4 @@
-import type { CallToolParams, ElicitResult, GetPromptParams, ReadResourceParams } from "../wire/index.js";
+import type { CallToolParams, ElicitResult, GetPromptParams, ReadResourceParams } from "./index.js";
 
 /**
  * Request params and elicitation answers read by hand when they are plainly valid — the case

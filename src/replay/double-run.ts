@@ -1,11 +1,11 @@
 import { canonicalJson } from "../state/index.js";
 import type { Capability } from "../wire/index.js";
 import { CallContext } from "./call-context.js";
-import type { RunContext, RunGenerator } from "./definitions.js";
+import type { RunContext, RunGenerator } from "../authoring/definitions.js";
 import { describeChange } from "./divergence.js";
 import { AuthorCodeError, DivergenceError, NondeterminismError } from "./errors.js";
-import type { JournalRecord } from "./journal.js";
-import { Round, type RoundOutcome, type Traced } from "./replay.js";
+import type { JournalRecord } from "../journal/journal.js";
+import { Round, type RoundOutcome, type Traced } from "./round.js";
 
 /** What the double-run needs to replay a round the way another instance would. */
 export interface ReplayCheck {

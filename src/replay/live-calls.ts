@@ -1,6 +1,6 @@
 import type { CallContext } from "./call-context.js";
-import type { StatePayload } from "./journal.js";
-import type { Suspended } from "./replay.js";
+import type { StatePayload } from "../journal/journal.js";
+import type { Suspended } from "./round.js";
 
 /** A call suspended on this instance: its generator and the per-call objects it closed over. */
 export interface LiveCall {

@@ -1,14 +1,13 @@
-import { encodeBase64url, randomBytes, randomUuid } from "../../state/index.js";
-import { type Store, StoreError } from "../../store/index.js";
-import { capabilityCheck, type CreateTaskResult, ErrorCode, type GetTaskResult, ProtocolError } from "../../wire/index.js";
-import { CallContext } from "../call-context.js";
-import type { ToolDefinition } from "../definitions.js";
-import { AuthorCodeError } from "../errors.js";
-import type { JournalRecord } from "../journal.js";
-import { LiveCalls } from "../live-calls.js";
-import { Round, type RoundOutcome, type Suspended } from "../replay.js";
-import { errorToolResult, ResultShapeError, shapeToolResult } from "../results.js";
-import type { ErrorInfo } from "../runtime.js";
+import { encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
+import { type Store, StoreError } from "../store/index.js";
+import { capabilityCheck, type CreateTaskResult, ErrorCode, type GetTaskResult, ProtocolError } from "../wire/index.js";
+import { CallContext } from "../replay/call-context.js";
+import type { ToolDefinition } from "../authoring/definitions.js";
+import { AuthorCodeError, type ErrorInfo } from "../replay/errors.js";
+import type { JournalRecord } from "../journal/journal.js";
+import { LiveCalls } from "../replay/live-calls.js";
+import { Round, type RoundOutcome, type Suspended } from "../replay/round.js";
+import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
 import { createResultOf, detailedTaskOf, isTerminal, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
 
 /** Task timing: lifetime, suggested poll interval, lease, sweep and cancel grace. */

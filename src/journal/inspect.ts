@@ -1,7 +1,7 @@
 import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
 import { describeFingerprint, parseHeader, parseLines } from "./journal.js";
-import { parsePayloadV1 } from "./journal-v1.js";
-import { isSpillRef } from "./spill.js";
+import { parsePayloadV1 } from "./format1.js";
+import { isSpillRef } from "./spill-ref.js";
 
 /** One journal record, described. */
 export interface InspectedRecord {

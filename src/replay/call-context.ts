@@ -1,7 +1,7 @@
 import { digestOf } from "../state/index.js";
 import { CAPABILITIES, type Capability } from "../wire/index.js";
-import type { RunContext } from "./definitions.js";
-import type { Round } from "./replay.js";
+import type { RunContext } from "../authoring/definitions.js";
+import type { Round } from "./round.js";
 
 /**
  * A call's own abort signal, made when first used (most rounds never look at it). While a

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { elicitResult } from "../wire/index.js";
-import type { AskEffect } from "./effects.js";
-import { plainElicitResult } from "./plain-params.js";
+import type { AskEffect } from "../authoring/effects.js";
+import { plainElicitResult } from "../wire/plain-params.js";
 
 /** The typed value an ask yields, or why the answer could not be used. */
 export type AnswerCheck = { ok: true; value: unknown } | { ok: false; problem: string };

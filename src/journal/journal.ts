@@ -1,6 +1,6 @@
 import { canonicalJson, decodeValue, encodeValue, shortDigest } from "../state/index.js";
 import type { Capability } from "../wire/index.js";
-import type { AskEffect, Effect } from "./effects.js";
+import type { AskEffect, Effect } from "../authoring/effects.js";
 
 /**
  * The journal is what a call has done so far: one record per completed effect (and per

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CallToolResult, CreateTaskResult, GetTaskResult, InputRequest, TaskStatus } from "../../wire/index.js";
+import type { CallToolResult, CreateTaskResult, GetTaskResult, InputRequest, TaskStatus } from "../wire/index.js";
 
 /**
  * A task as the store keeps it: everything any instance needs to answer `tasks/*` and to run

@@ -1,11 +1,11 @@
 import { encodeValue, UnsupportedValueError } from "../state/index.js";
 import type { Capability, InputRequest } from "../wire/index.js";
 import { AnswerSchemaError, checkAnswer } from "./answers.js";
-import type { RunGenerator } from "./definitions.js";
-import { type AllEffect, type AskEffect, type Effect, isEffect } from "./effects.js";
+import type { RunGenerator } from "../authoring/definitions.js";
+import { type AllEffect, type AskEffect, type Effect, isEffect } from "../authoring/effects.js";
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
-import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "./journal.js";
-import { canFingerprintV1, decodeOutcomeV1, fingerprintV1 } from "./journal-v1.js";
+import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "../journal/journal.js";
+import { canFingerprintV1, decodeOutcomeV1, fingerprintV1 } from "../journal/format1.js";
 
 /** A step a round ran: its name, when it started (ms since the epoch), how long it took, whether it returned. */
 export interface StepRun {
