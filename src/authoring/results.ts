@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CallToolResult, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents } from "../wire/index.js";
 import { contentBlock, promptMessage, resourceContents } from "../wire/index.js";
-import { type PromptDefinition, type ResourceDefinition, type ToolDefinition, isToolError } from "./definitions.js";
+import { type PromptDefinition, type ToolDefinition, isToolError } from "./definitions.js";
 
 /** Author code returned something the definition does not allow; reported through onError. */
 export class ResultShapeError extends TypeError {

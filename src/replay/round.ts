@@ -486,8 +486,3 @@ export class Round {
     };
   }
 }
-
-/** Run one round (see `Round`). */
-export function runRound(input: RoundInput, resume?: Suspended): Promise<RoundOutcome> {
-  return new Round(input, resume).run();
-}

@@ -1,3 +1,4 @@
+import { integerOption } from "../util/options.js";
 import type { z } from "zod";
 import { canonicalJson, createStateCodec, digestOf, type MintedState, type OpenedState, randomUuid, type StateBinding, type StateCodec, type StateCodecOptions, StateError } from "../state/index.js";
 import { digestOfText } from "../state/canonical.js";
@@ -259,11 +260,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-function count(name: string, value: number | undefined, fallback: number, min: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v < min) throw new TypeError(`${name} must be ${min === 0 ? "a non-negative" : "a positive"} integer, got ${String(value)}`);
-  return v;
-}
+const count = integerOption;
 
 /** Create the framework-free runtime: one method per multi-round-trip request kind. */
 export function createRuntime(options: RuntimeOptions): Runtime {

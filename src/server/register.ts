@@ -10,7 +10,7 @@ import {
   type RuntimeOptions,
   type ToolDefinition,
 } from "../runtime/index.js";
-import { ErrorCode, ProtocolError, TASKS_EXTENSION } from "../wire/index.js";
+import { ErrorCode, type MultiRoundMethod, ProtocolError, TASKS_EXTENSION } from "../wire/index.js";
 import { defaultPrincipal, multiRoundParams, type PrincipalOf, requestInfoOf } from "./context.js";
 
 /** Options of `register`. */
@@ -23,7 +23,6 @@ export interface RegisterOptions {
 
 type Handler = (request: { params: Record<string, unknown> }, ctx: ServerContext) => Promise<unknown>;
 
-const MULTI_ROUND = ["tools/call", "prompts/get", "resources/read"] as const;
 
 /** The prompt's arguments as the SDK lists them: name, whether required, and the description. */
 function promptArgsSchema(def: PromptDefinition) {
@@ -51,7 +50,7 @@ function sdkHandler(low: LowServer, method: string): Handler | undefined {
 }
 
 /** Names registered with the SDK's own API for `method` (what an unreachable chain would break). */
-function sdkNativeNames(server: McpServer, method: (typeof MULTI_ROUND)[number]): string[] {
+function sdkNativeNames(server: McpServer, method: MultiRoundMethod): string[] {
   const fields = method === "tools/call" ? ["_registeredTools"] : method === "prompts/get" ? ["_registeredPrompts"] : ["_registeredResources", "_registeredResourceTemplates"];
   return fields.flatMap((field) => {
     const registered = (server as unknown as Record<string, unknown>)[field];
@@ -121,7 +120,7 @@ export function register(server: McpServer, definitions: readonly Definition[], 
 
   const low = server.server;
   const route = <D>(
-    method: (typeof MULTI_ROUND)[number],
+    method: MultiRoundMethod,
     table: Map<string, D>,
     nameOf: (params: Record<string, unknown>) => unknown,
     run: (def: D, params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,

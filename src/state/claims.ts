@@ -1,8 +1,8 @@
-import { z } from "zod";
+import { MULTI_ROUND_METHODS, type MultiRoundMethod } from "../wire/params.js";
 
 /** What a state is bound to: the one call it belongs to. */
 export interface StateBinding {
-  method: "tools/call" | "prompts/get" | "resources/read";
+  method: MultiRoundMethod;
   /** Tool or prompt name, or resource uri. */
   target: string;
   /** The call's arguments; bound as a SHA-256 digest of their canonical JSON. */
@@ -32,21 +32,49 @@ export interface OpenedState<T> {
   body?: string;
 }
 
-/** The payload inside a token. Short member names keep tokens small. */
-export const claimsSchema = z.object({
-  iat: z.number().int().nonnegative(),
-  exp: z.number().int().nonnegative(),
-  m: z.enum(["tools/call", "prompts/get", "resources/read"]),
-  t: z.string(),
-  a: z.string(),
-  p: z.string().optional(),
-  n: z.string(),
+/**
+ * The payload inside a token. Short member names keep tokens small. Checked by `isClaims` after
+ * the MAC or AEAD tag verified: the one place that says what a well-formed payload is.
+ */
+export interface Claims {
+  /** Issued at, ms since the epoch. */
+  iat: number;
+  /** Expires at, ms since the epoch. */
+  exp: number;
+  /** The method the state is bound to. */
+  m: MultiRoundMethod;
+  /** Tool or prompt name, or resource uri. */
+  t: string;
+  /** Digest of the canonical arguments. */
+  a: string;
+  /** Keyed hash of the principal, when bound to one. */
+  p?: string;
+  /** Random per token. */
+  n: string;
   /** The data: plain JSON, or superjson's `json` part when `sj` is present. */
-  d: z.unknown(),
+  d: unknown;
   /** superjson metadata for `d` (Dates, Maps, Sets, BigInts, undefined, escaped keys). */
-  sj: z.unknown().optional(),
+  sj?: unknown;
   /** Set when reserved keys in `d` were escaped (see reserved-keys.ts). */
-  x: z.literal(1).optional(),
-});
-export type Claims = z.infer<typeof claimsSchema>;
+  x?: 1;
+}
 
+const METHODS: ReadonlySet<unknown> = new Set(MULTI_ROUND_METHODS);
+const isTime = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+/** Whether a decoded payload has the claims' shape (hand-checked: it runs on every round). */
+export function isClaims(v: unknown): v is Claims {
+  if (typeof v !== "object" || v === null) return false;
+  const c = v as Record<string, unknown>;
+  return (
+    isTime(c.iat) &&
+    isTime(c.exp) &&
+    METHODS.has(c.m) &&
+    typeof c.t === "string" &&
+    typeof c.a === "string" &&
+    (c.p === undefined || typeof c.p === "string") &&
+    typeof c.n === "string" &&
+    "d" in c &&
+    (c.x === undefined || c.x === 1)
+  );
+}

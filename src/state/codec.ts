@@ -1,6 +1,7 @@
+import { integerOption } from "../util/options.js";
 import { decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
-import type { Claims, OpenedState, StateBinding } from "./claims.js";
+import { type Claims, isClaims, type OpenedState, type StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
 import { StateConfigError, StateError } from "./errors.js";
 import { decodeData, encodeData } from "./payload.js";
@@ -83,11 +84,7 @@ const TOKEN_CHARS = /^[A-Za-z0-9_.-]*$/;
 const LOOKS_VERSIONED = /^y\d+[a-z]$/;
 const encoder = new TextEncoder();
 
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new StateConfigError(`${name} must be a positive integer`);
-  return value;
-}
+const positiveInt = (name: string, value: number | undefined, fallback: number) => integerOption(name, value, fallback, 1, (m) => new StateConfigError(m));
 
 /** Create a requestState codec. See README "The requestState codec" for format and guarantees. */
 export function createStateCodec<T = unknown>(options: StateCodecOptions): StateCodec<T> {
@@ -258,24 +255,4 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   }
 
   return { mode, ttlSeconds, maxTokenBytes, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock };
-}
-
-const METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
-const isTime = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-
-/** The claims' shape, checked by hand (`claimsSchema` says the same). */
-function isClaims(v: unknown): v is Claims {
-  if (typeof v !== "object" || v === null) return false;
-  const c = v as Record<string, unknown>;
-  return (
-    isTime(c.iat) &&
-    isTime(c.exp) &&
-    METHODS.has(c.m as string) &&
-    typeof c.t === "string" &&
-    typeof c.a === "string" &&
-    (c.p === undefined || typeof c.p === "string") &&
-    typeof c.n === "string" &&
-    "d" in c &&
-    (c.x === undefined || c.x === 1)
-  );
 }

@@ -1,4 +1,5 @@
-import { type Store, StoreError, storeOption } from "./store.js";
+import { integerOption } from "../util/options.js";
+import { type Store, StoreError } from "./store.js";
 
 /** Options of `createMemoryStore`. */
 export interface MemoryStoreOptions {
@@ -23,7 +24,7 @@ interface Entry {
  * the store nears its bound.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number } {
-  const maxBytes = storeOption("maxBytes", options.maxBytes, 64 * 1024 * 1024);
+  const maxBytes = integerOption("maxBytes", options.maxBytes, 64 * 1024 * 1024);
   const clock = options.clock ?? Date.now;
   const entries = new Map<string, Entry>();
   const indexes = new Map<string, Map<string, number>>();
@@ -47,7 +48,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     for (const [key, entry] of entries) if (entry.expiresAt <= now) remove(key);
   };
   const write = (key: string, value: string, ttlMs: number) => {
-    const ttl = storeOption("ttlMs", Math.ceil(ttlMs), 1);
+    const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
     const before = entries.get(key);
     const growth = key.length + value.length - (before ? key.length + before.value.length : 0);
     if (bytes + growth > maxBytes) sweep();

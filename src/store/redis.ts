@@ -1,5 +1,6 @@
 import { createClient } from "redis";
-import { type Store, StoreError, storeOption } from "./store.js";
+import { integerOption } from "../util/options.js";
+import { type Store, StoreError } from "./store.js";
 
 /** The part of a node-redis client the store uses (any node-redis ≥ 4 has it). */
 export interface RedisCommandClient {
@@ -34,7 +35,7 @@ return 0`;
  * never queued while disconnected (a queued write could land after the caller gave up).
  */
 export async function createRedisStore(options: RedisStoreOptions): Promise<Store> {
-  const timeoutMs = storeOption("timeoutMs", options.timeoutMs, 1000);
+  const timeoutMs = integerOption("timeoutMs", options.timeoutMs, 1000);
   const prefix = options.prefix ?? "mcp-yield:";
   if ((options.client === undefined) === (options.url === undefined)) throw new TypeError("createRedisStore: give exactly one of client or url");
   let owned: ReturnType<typeof createClient> | undefined;
@@ -58,7 +59,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
 
   const run = (args: string[]) => bounded(client.sendCommand(args), timeoutMs, args[0]!);
   let swapSha: string | undefined;
-  const ms = (ttlMs: number) => String(storeOption("ttlMs", Math.ceil(ttlMs), 1));
+  const ms = (ttlMs: number) => String(integerOption("ttlMs", Math.ceil(ttlMs), 1));
 
   return {
     async get(key) {

@@ -41,9 +41,3 @@ export class StoreError extends Error {
   }
 }
 
-/** A positive integer option, or a clear error naming it. */
-export function storeOption(name: string, value: number | undefined, fallback: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v <= 0) throw new TypeError(`${name} must be a positive integer, got ${String(value)}`);
-  return v;
-}

@@ -1,3 +1,4 @@
+import { integerOption } from "../util/options.js";
 import { encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
 import { type Store, StoreError } from "../store/index.js";
 import { capabilityCheck, type CreateTaskResult, ErrorCode, type GetTaskResult, ProtocolError } from "../wire/index.js";
@@ -83,11 +84,7 @@ class Stop extends Error {
 /** The task was not found — or belongs to someone else, which must look the same. */
 const unknownTask = (id: string) => new ProtocolError(ErrorCode.InvalidParams, `Unknown task: ${id}`, { reason: "unknown_task" });
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v <= 0) throw new TypeError(`tasks.${name} must be a positive integer, got ${String(value)}`);
-  return v;
-}
+const positive = (name: string, value: number | undefined, fallback: number) => integerOption(`tasks.${name}`, value, fallback);
 
 /**
  * Tasks on a store: every transition is a compare-and-swap on the task's record, so two

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CallToolResult, CreateTaskResult, GetTaskResult, InputRequest, TaskStatus } from "../wire/index.js";
+import { type CallToolResult, type CreateTaskResult, type GetTaskResult, type InputRequest, TERMINAL_STATUSES, type TaskStatus } from "../wire/index.js";
 
 /**
  * A task as the store keeps it: everything any instance needs to answer `tasks/*` and to run
@@ -49,7 +49,7 @@ export const taskRecord = z.object({
 });
 export type TaskRecord = z.infer<typeof taskRecord>;
 
-export const isTerminal = (status: TaskStatus): boolean => status === "completed" || status === "failed" || status === "cancelled";
+export const isTerminal = (status: TaskStatus): boolean => TERMINAL_STATUSES.includes(status);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
