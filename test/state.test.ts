@@ -9,6 +9,7 @@ import {
   StateConfigError,
   StateError,
   type StateErrorReason,
+  UnsupportedValueError,
 } from "mcp-yield";
 
 const secret = (fill: number, length = 32) => new Uint8Array(length).fill(fill);
@@ -175,6 +176,23 @@ describe.each(["signed", "sealed"] as const)("state codec (%s)", (mode) => {
     expect((back.a as { polluted?: unknown }).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect((Object.prototype as unknown as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("refuses data the journal's value rules refuse (class instances, functions, cycles) instead of flattening or renaming it", () => {
+    const c = createStateCodec<unknown>({ keys: [k1], mode, clock: () => now });
+    class Draft {
+      "~~k" = 1;
+      price = 2;
+    }
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect(() => c.seal({ binding, data: { draft: new Draft() } })).toThrow(UnsupportedValueError);
+    expect(() => c.seal({ binding, data: { draft: new Draft() } })).toThrow(/\$\.draft is an instance of Draft/);
+    expect(() => c.seal({ binding, data: { f: () => 1 } })).toThrow(/\$\.f is a function/);
+    expect(() => c.seal({ binding, data: cycle })).toThrow(/cycle/);
+    // A "~~k" key in plain data is data: it comes back under its own name.
+    const plain = { "~~k": 1, inner: { "~~k": [new Date(0)] } };
+    expect(c.open(c.seal({ binding, data: plain }), binding).data).toEqual(plain);
   });
 });
 

@@ -149,6 +149,34 @@ function plainExact(value: unknown, depth: number): boolean {
 }
 
 /**
+ * `value` as JSON plus, where plain JSON cannot carry it exactly, superjson's metadata (`meta`)
+ * and whether reserved keys were escaped (`escaped`). Throws `UnsupportedValueError` for
+ * anything it could not carry exactly. The one rule set for every value a state carries: the
+ * journal's recorded values (`encodeValue`) and a codec's sealed data.
+ */
+export function encodeParts(value: unknown): ValueParts {
+  if (plainExact(value, 0)) return { json: value };
+  const walk: Walk = { path: [], ancestors: new Set(), reserved: false };
+  if (check(value, walk, 0)) return { json: value };
+  // superjson refuses __proto__ / constructor / prototype keys: escape them (flag x).
+  const { json, meta } = superjson.serialize(walk.reserved ? escapeReservedKeys(value) : value);
+  return walk.reserved ? { json, meta, escaped: true } : { json, meta };
+}
+
+/** What `encodeParts` made of a value. */
+export interface ValueParts {
+  json: unknown;
+  meta?: unknown;
+  escaped?: true;
+}
+
+/** The value `encodeParts` was given, rebuilt from its parts. */
+export function decodeParts(parts: ValueParts): unknown {
+  const value = parts.meta === undefined ? parts.json : superjson.deserialize({ json: parts.json as never, meta: parts.meta as never });
+  return parts.escaped ? unescapeReservedKeys(value) : value;
+}
+
+/**
  * The text of `value` (throws `UnsupportedValueError` for anything it could not carry
  * exactly). `undefined` is the empty string; plain JSON is its JSON text; anything else is
  * superjson's form behind a `~`.
@@ -203,6 +231,5 @@ export function decodeValue(text: string): unknown {
     return copyJson(parsed);
   }
   const rich = JSON.parse(text.slice(1)) as { j: unknown; m?: unknown; x?: 1 };
-  const value = superjson.deserialize({ json: rich.j as never, meta: rich.m as never });
-  return rich.x === 1 ? unescapeReservedKeys(value) : value;
+  return decodeParts(rich.x === 1 ? { json: rich.j, meta: rich.m, escaped: true } : { json: rich.j, meta: rich.m });
 }
