@@ -1,0 +1,138 @@
+import type { MintedState, OpenedState, StateBinding, StateCodec } from "../state/index.js";
+import { StateError } from "../state/index.js";
+import { parsePayloadV1 } from "../journal/format1.js";
+import { parseHeader, parseLines, payloadFrom, type StateHeader, type StatePayload } from "../journal/journal.js";
+import type { SpillRef } from "../journal/spill-ref.js";
+import { DivergenceError, type ErrorInfo } from "../replay/errors.js";
+import type { LiveCalls } from "../replay/live-calls.js";
+import { ErrorCode, ProtocolError } from "../wire/index.js";
+import { invalidParams, storeSafe } from "./admission.js";
+import type { Spill } from "./spill.js";
+
+/**
+ * Call state: the `requestState` a request presents, opened, and the one a round hands back,
+ * minted. Owns the token's journal placement (in the token's body, or spilled to the store).
+ *
+ * Invariants:
+ * 1. Nothing in a token is read as a journal before its MAC or AEAD tag verified and its binding
+ *    (method, target, arguments, principal) matched this request.
+ * 2. A held token (this instance minted it and keeps its suspended call) is recognised by exact
+ *    match only, and only while every part of its binding and its expiry still hold.
+ * 3. A journal minted by another definition version is a divergence, never replayed.
+ */
+
+/** A presented state, verified: by exact match with a token this instance holds, or in full (`opened`). */
+export interface Presented {
+  token: string;
+  nonce: string;
+  expiresAt: number;
+  opened?: OpenedState<unknown>;
+}
+
+const PAYLOAD_LIMIT_REASON = "state_too_large";
+
+/** JSON text, or `undefined` where it is not JSON (a stored format-1 journal is checked after). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What opening and minting states needs from the runtime. */
+export interface CallStateParts {
+  codec: StateCodec;
+  spill: Spill;
+  live: LiveCalls;
+  report: (error: unknown, info: ErrorInfo) => void;
+}
+
+/** Open and mint the states of calls, for one runtime. */
+export function createCallState({ codec, spill, live, report }: CallStateParts) {
+  /** Verify the token (integrity, expiry, binding); its data is not trusted as a journal yet. */
+  function verifyState(token: string, binding: StateBinding): OpenedState<unknown> {
+    try {
+      return codec.open(token, binding);
+    } catch (error) {
+      if (error instanceof StateError) throw invalidParams(`Invalid requestState: ${error.message}`, error.reason);
+      throw error;
+    }
+  }
+
+  /**
+   * The journal a verified state carries (in its body, or spilled to the store): shape and
+   * version checked. A state minted before the line format (format 1) is read as such.
+   */
+  function payloadOf(opened: OpenedState<unknown>, version: string | undefined): StatePayload | Promise<StatePayload> {
+    const ref = spill.refOf(opened.data);
+    // Synchronous unless the journal was spilled to the store.
+    if (ref === undefined) return checkedPayload(opened.format === 2 ? linesPayload(opened.data, opened.body ?? "") : parsePayloadV1(opened.data), version);
+    return storeSafe(() => spill.open(ref)).then((text) => checkedPayload(opened.format === 2 ? linesPayload(opened.data, text) : parsePayloadV1(parseJson(text)), version));
+  }
+
+  /** A format-2 payload: the header from the sealed data, the records from the lines. */
+  function linesPayload(data: unknown, text: string): StatePayload | undefined {
+    const header = parseHeader(data);
+    const j = header && parseLines(text);
+    return header && j ? payloadFrom(header, j, text, 2) : undefined;
+  }
+
+  function checkedPayload(payload: StatePayload | undefined, version: string | undefined): StatePayload {
+    if (payload === undefined) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
+    if (payload.v !== version) {
+      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.v ?? null)} to ${JSON.stringify(version ?? null)}`);
+    }
+    return payload;
+  }
+
+  /**
+   * The state a request presents, verified. A token this instance minted and still holds a
+   * suspended generator for is recognised by exact match — it is bound to this definition,
+   * these arguments and this principal and has not expired — and needs no decoding; any other
+   * token is verified in full (integrity, expiry, binding). Every part of the binding is
+   * compared: one definition may serve many targets (a resource template, many uris).
+   */
+  function presented(owner: object, binding: StateBinding, token: string): Presented {
+    const held = live.peek(token);
+    const minted = held?.minted;
+    if (
+      held !== undefined &&
+      minted !== undefined &&
+      held.owner === owner &&
+      minted.method === binding.method &&
+      minted.target === binding.target &&
+      minted.expiresAt > codec.now() &&
+      minted.argumentsDigest === binding.argumentsDigest &&
+      minted.principal === binding.principal
+    ) {
+      return { token, nonce: minted.nonce, expiresAt: minted.expiresAt };
+    }
+    const opened = verifyState(token, binding);
+    return { token, nonce: opened.nonce, expiresAt: opened.expiresAt, opened };
+  }
+
+  /** Mint the state of a call that waits for input: the header in the token, the journal as its body (or spilled). */
+  function mintState(binding: StateBinding, header: StateHeader, text: string, info: ErrorInfo): MintedState | Promise<MintedState> {
+    // Synchronous unless the journal goes to the store.
+    if (!spill.spills(text)) return mintSealed(binding, header, undefined, text, info);
+    return storeSafe(() => spill.seal(text)).then(({ ref, body }) => mintSealed(binding, header, ref, body, info));
+  }
+
+  function mintSealed(binding: StateBinding, header: StateHeader, ref: SpillRef | undefined, body: string, info: ErrorInfo): MintedState {
+    try {
+      return codec.mint({ binding, data: ref === undefined ? header : { ...header, ...ref }, body });
+    } catch (error) {
+      report(error, info);
+      if (error instanceof StateError) {
+        throw new ProtocolError(ErrorCode.InternalError, "The call's state grew past the server's size limit", { reason: PAYLOAD_LIMIT_REASON });
+      }
+      throw error;
+    }
+  }
+
+  return { verifyState, payloadOf, presented, mintState };
+}
+
+/** What `createCallState` makes. */
+export type CallState = ReturnType<typeof createCallState>;

@@ -1,0 +1,288 @@
+import { canonicalJson, digestOf, randomUuid } from "../state/index.js";
+import type { RunContext, RunGenerator } from "../authoring/definitions.js";
+import { ResultShapeError } from "../authoring/results.js";
+import { type JournalRecord, payloadFrom, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
+import { CallContext } from "../replay/call-context.js";
+import { checkReplay } from "../replay/double-run.js";
+import { AuthorCodeError, DivergenceError, type ErrorInfo, NondeterminismError } from "../replay/errors.js";
+import type { LiveCall, LiveCalls } from "../replay/live-calls.js";
+import { Round, type RoundOutcome, type Suspended, type Traced } from "../replay/round.js";
+import type { StateBinding } from "../state/index.js";
+import { capabilityCheck, type InputRequiredResult, ProtocolError } from "../wire/index.js";
+import { checkRounds, ownResponses, storeSafe } from "./admission.js";
+import type { CallState, Presented } from "./call-state.js";
+import type { RequestInfo, RuntimeLimits } from "./options.js";
+import type { Redemption } from "./redeem.js";
+import type { RoundTrace } from "./trace.js";
+
+/**
+ * One round of one call, end to end: the presented state opened (or its suspended generator
+ * resumed), the generator run to its next ask or its end, the result shaped or the next state
+ * minted, the round redeemed once with a store, traced when asked.
+ *
+ * Invariants:
+ * 1. A suspended generator is resumed only for the token it was suspended under, after that
+ *    token verified (held tokens by exact match), under the same definition.
+ * 2. With single use, a presented state runs at most one round; the same request again gets
+ *    that round's response from the store, another request `state_redeemed`.
+ * 3. Author failures are reported (`onError`) and answered without their internals; JSON-RPC
+ *    errors the author throws on purpose go out as they are.
+ */
+
+/** One call's shared parts, whatever the method. */
+export interface CallSpec<R, T = never> {
+  /** The definition being run (live generators are only resumed under the same one). */
+  owner: object;
+  binding: StateBinding;
+  version: string | undefined;
+  requestState: string | undefined;
+  inputResponses: Record<string, unknown> | undefined;
+  start: (ctx: RunContext) => RunGenerator<unknown>;
+  /** Turn the completed value into the method's result (throws ResultShapeError). */
+  shape: (value: unknown) => R;
+  /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
+  onAuthorFailure: () => R;
+  /** Set when the call may become a task at `runAsTask()`: hands it over to the task engine. */
+  becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; resume: { suspended: Suspended; context: CallContext } }) => Promise<T>;
+}
+
+/** What kind of response a stored one is, for its trace. */
+function outcomeOf(result: unknown): RoundTrace["outcome"] {
+  const kind = (result as { resultType?: unknown }).resultType;
+  return kind === "input_required" ? "input_required" : kind === "task" ? "task" : "complete";
+}
+
+/** What running rounds needs from the runtime. */
+export interface RoundHostParts {
+  limits: Required<RuntimeLimits>;
+  calls: CallState;
+  live: LiveCalls;
+  redemption: Redemption | undefined;
+  clock: () => number;
+  report: (error: unknown, info: ErrorInfo) => void;
+  onRound: ((trace: RoundTrace) => void) | undefined;
+  verifyReplay: boolean;
+}
+
+/** The round runner of one runtime: `run(spec, request)` serves one request of a multi-round call. */
+export function createRoundHost({ limits, calls, live, redemption, clock, report, onRound, verifyReplay }: RoundHostParts) {
+  /** A result as comparable text, or why shaping it failed (for the double-run). */
+  const shapeText = <R, T>(spec: CallSpec<R, T>) => (value: unknown): string => {
+    try {
+      return canonicalJson(spec.shape(value));
+    } catch (error) {
+      return `(the result could not be shaped: ${error instanceof Error ? error.message : String(error)})`;
+    }
+  };
+
+
+  /**
+   * One round. With a store, the state it presents is redeemed once: the same request again
+   * gets this round's response from the store, a different one is refused (`state_redeemed`).
+   */
+  function run<R, T = never>(spec: CallSpec<R, T>, request: RequestInfo): Promise<R | InputRequiredResult | T> {
+    // Not async itself: each async layer a round passes through costs a promise and microtask
+    // hops, measured on the resume path. Callers are async, so a throw here still rejects.
+    const observe = onRound;
+    if (observe === undefined) return runRound(spec, request, undefined);
+    return runObserved(spec, request, observe);
+  }
+
+  async function runObserved<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observe: (trace: RoundTrace) => void): Promise<R | InputRequiredResult | T> {
+    const trace: RoundTrace = {
+      method: spec.binding.method,
+      target: spec.binding.target,
+      callId: undefined,
+      round: 0,
+      path: spec.requestState === undefined ? "first" : "replayed",
+      replayed: 0,
+      steps: [],
+      asks: [],
+      stateBytesIn: spec.requestState?.length ?? 0,
+      stateBytesOut: 0,
+      startedAt: Date.now(),
+      ms: 0,
+      outcome: "error",
+    };
+    const started = performance.now();
+    try {
+      return await runRound(spec, request, trace);
+    } catch (error) {
+      trace.outcome = "error";
+      trace.error = error instanceof ProtocolError ? { code: error.code, reason: String(error.data?.reason ?? "") } : { code: undefined, reason: error instanceof Error ? error.name : "thrown" };
+      throw error;
+    } finally {
+      trace.ms = performance.now() - started;
+      try {
+        observe(trace);
+      } catch {
+        // an observer that throws must not change the round's response
+      }
+    }
+  }
+
+  function runRound<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
+    const responses = ownResponses(spec.inputResponses, limits);
+    if (spec.requestState === undefined) return execute(spec, request, undefined, responses, observed);
+    const state = calls.presented(spec.owner, spec.binding, spec.requestState);
+    if (redemption === undefined) return execute(spec, request, state, responses, observed);
+    return redeemed(spec, request, state, responses, observed, redemption);
+  }
+
+  /** A round whose state is redeemed once in the store (see `run`). */
+  async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, redemption: Redemption): Promise<R | InputRequiredResult | T> {
+    const ticket = await storeSafe(() => redemption.claim(state.nonce, digestOf(Object.fromEntries(responses)), state.expiresAt));
+    if (ticket.kind === "stored") {
+      if (observed) observed.path = "stored";
+      if ("error" in ticket.response) throw new ProtocolError(ticket.response.error.code, ticket.response.error.message, ticket.response.error.data);
+      const stored = ticket.response.result as R | InputRequiredResult | T;
+      if (observed) observed.outcome = outcomeOf(stored);
+      return stored;
+    }
+    let result: R | InputRequiredResult | T;
+    try {
+      result = await execute(spec, request, state, responses, observed);
+    } catch (error) {
+      // A JSON-RPC error is this round's response too; anything else frees the state for a retry.
+      const kept = error instanceof ProtocolError && !["store_unavailable", "store_full"].includes(String(error.data?.reason));
+      await (kept ? ticket.finish({ error: error.toJSON() }) : ticket.release()).catch((e: unknown) => report(e, infoFor(spec)));
+      throw error;
+    }
+    // The round ran; if its response cannot be kept now, the client still gets it (and the
+    // store's failure is reported: a repeat of this round may then run it again).
+    await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
+    return result;
+  }
+
+  const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
+
+  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
+    let payload: StatePayload | undefined;
+    let resumed: LiveCall | undefined;
+    if (state !== undefined) {
+      // Only after the token verified, bound to this call: resume this instance's suspended
+      // generator. Its journal is the very one that was sealed into this token, so nothing is
+      // decoded; otherwise (another instance's token, or a parallel round took the generator)
+      // the journal comes out of the verified token.
+      resumed = live.take(state.token, spec.owner);
+      if (resumed) payload = resumed.payload;
+      else {
+        const reading = calls.payloadOf(state.opened ?? calls.verifyState(state.token, spec.binding), spec.version);
+        payload = reading instanceof Promise ? await reading : reading;
+      }
+      checkRounds(payload, limits);
+    }
+    const round = (payload?.r ?? 0) + 1;
+    const callId = payload?.c ?? randomUuid();
+    const info: ErrorInfo = { method: spec.binding.method, target: spec.binding.target, round, callId };
+    if (observed) {
+      observed.callId = callId;
+      observed.round = round;
+      observed.path = resumed ? "resumed" : state ? "replayed" : "first";
+      observed.replayed = resumed ? 0 : (payload?.j.length ?? 0);
+    }
+    const ctx = resumed?.context ?? new CallContext(spec.binding.principal, callId);
+    const declared = capabilityCheck(request.clientCapabilities);
+    const trace = verifyReplay ? new Map<number, Traced>() : undefined;
+    // Records carried in as lines (format 2) are not written again: the new ones are appended.
+    const carried = payload?.format === 2 ? payload.j.length : 0;
+    const current = new Round(
+      {
+        start: () => spec.start(ctx),
+        journal: payload?.j ?? [],
+        format: payload?.format ?? 2,
+        outstanding: payload?.o,
+        partial: payload?.p ?? {},
+        responses,
+        declared,
+        undeclared: request.clientCapabilities === undefined,
+        signal: () => ctx.signal,
+        randomUUID: randomUuid,
+        clock,
+        task: spec.becomeTask ? "become" : "foreground",
+        trace,
+      },
+      resumed?.suspended,
+    );
+    ctx.enter(current, request.signal);
+    let outcome: RoundOutcome;
+    try {
+      outcome = await current.run();
+    } catch (error) {
+      // Author code that throws a ProtocolError asks for exactly that JSON-RPC error.
+      if (error instanceof AuthorCodeError && error.cause instanceof ProtocolError) throw error.cause;
+      if (error instanceof AuthorCodeError) {
+        report(error.cause, info);
+        if (observed) observed.outcome = "author_error";
+        return spec.onAuthorFailure();
+      }
+      if (error instanceof DivergenceError) report(error, info);
+      throw error;
+    } finally {
+      ctx.leave();
+      if (observed) observed.steps = current.stepsRun;
+    }
+    if (observed) observed.outcome = outcome.type;
+    if (outcome.type === "task") {
+      return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, resume: { suspended: outcome.suspended, context: ctx } }));
+    }
+    const check = trace && { round, start: spec.start, principal: spec.binding.principal, callId, declared, trace };
+    if (outcome.type === "complete") {
+      let result: R;
+      try {
+        result = spec.shape(outcome.value);
+      } catch (error) {
+        if (!(error instanceof ResultShapeError)) throw error;
+        report(error, info);
+        if (observed) observed.outcome = "author_error";
+        return spec.onAuthorFailure();
+      }
+      if (check) await checked(checkReplay(check, { type: "complete", journal: outcome.journal, result: canonicalJson(result) }, shapeText(spec)), info);
+      return result;
+    }
+    const header: StateHeader = { r: round, c: callId, o: outcome.outstanding };
+    if (spec.version !== undefined) header.v = spec.version;
+    if (outcome.partial !== undefined) header.p = outcome.partial;
+    const text = (carried > 0 ? payload!.text : "") + recordLines(outcome.journal, carried);
+    const minting = calls.mintState(spec.binding, header, text, info);
+    const minted = minting instanceof Promise ? await minting : minting;
+    const requestState = minted.token;
+    if (check) {
+      // Replay from the sealed state itself, decoded as another instance would decode it.
+      const reopened = await calls.payloadOf(calls.verifyState(requestState, spec.binding), spec.version);
+      const expected = { type: "input_required" as const, journal: reopened.j, outstanding: reopened.o, partial: reopened.p ?? {}, pending: outcome.suspended.pending!.fp, inputRequests: canonicalJson(outcome.inputRequests) };
+      await checked(checkReplay(check, expected, shapeText(spec)), info);
+    }
+    // A call whose signal fired is not resumed: its next round replays with a fresh one.
+    if (!ctx.callSignal.aborted) {
+      live.put(
+        requestState,
+        {
+          suspended: outcome.suspended,
+          context: ctx,
+          owner: spec.owner,
+          payload: payloadFrom(header, outcome.journal, text, 2),
+          minted: { nonce: minted.nonce, expiresAt: minted.expiresAt, method: spec.binding.method, target: spec.binding.target, argumentsDigest: spec.binding.argumentsDigest!, principal: spec.binding.principal },
+        },
+        minted.expiresAt,
+      );
+    }
+    if (observed) {
+      observed.asks = Object.entries(outcome.inputRequests).map(([key, r]) => ({ key, method: r.method }));
+      observed.stateBytesOut = requestState.length;
+    }
+    return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
+  }
+
+  /** A failed double-run is a server-side fault: reported, then the round's error. */
+  async function checked(verification: Promise<void>, info: ErrorInfo): Promise<void> {
+    try {
+      await verification;
+    } catch (error) {
+      if (error instanceof NondeterminismError) report(error, info);
+      throw error;
+    }
+  }
+
+  return run;
+}
