@@ -1,6 +1,7 @@
 import { acceptedContent, createRequestStateCodec, inputRequired } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createStateCodec, digestOf, type ElicitEffect, elicit, elicitResult, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema } from "mcp-yield";
+import { createStateCodec, type ElicitEffect, elicit, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema, elicitResult } from "mcp-yield";
+import { digestOf } from "../src/internal.js";
 
 /**
  * One tool written several ways: ask for a number R times, then answer with the sum. This is the

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, inputRequired, McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createRuntime, createStateCodec, elicitResult, toRequestedSchema } from "mcp-yield";
+import { createRuntime, createStateCodec, toRequestedSchema, elicitResult } from "mcp-yield";
 import { register } from "mcp-yield/server";
 import { countGenerator, Num } from "./counting-tools.js";
 

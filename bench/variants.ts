@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomFillSync } from "node:crypto";
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
-import { createMemoryStore, createRuntime, createStateCodec, digestOf, type StateKey, type Store } from "mcp-yield";
+import { createMemoryStore, createRuntime, createStateCodec, type StateKey, type Store } from "mcp-yield";
+import { digestOf } from "../src/internal.js";
 import { createRedisStore } from "mcp-yield/redis";
 import { countGenerator, driveCall, handWrittenAllCount, handWrittenCount, replayFloorCount, sdkCount } from "./counting-tools.js";
 

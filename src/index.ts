@@ -1,4 +1,165 @@
-export * from "./wire/index.js";
-export * from "./state/index.js";
-export * from "./runtime/index.js";
-export * from "./store/index.js";
+// `mcp-yield`: what a tool author and a server's host use. Every name is listed on purpose (no
+// `export *`): a change here is a change to the package's public surface, and
+// test/architecture/exports.test.ts holds the list. Internals tests need come from
+// `src/internal.ts`, which is not in package.json `exports`.
+
+// What a tool author writes: definitions, effects, form schemas, uri templates.
+export {
+  tool,
+  prompt,
+  resource,
+  resourceTemplate,
+  toolError,
+  isToolError,
+  type ToolDefinition,
+  type PromptDefinition,
+  type ResourceDefinition,
+  type ResourceTemplateDefinition,
+  type ResourceTemplateSpec,
+  type Definition,
+  type RunContext,
+  type RunGenerator,
+  type Capability,
+  type PromptArgument,
+  type PromptReturn,
+  type ResourceReturn,
+  type ToolContent,
+  type ToolError,
+  type TaskSupport,
+  type TaskFrom,
+  type ToolReturn,
+} from "./authoring/definitions.js";
+export {
+  elicit,
+  elicitUrl,
+  sample,
+  listRoots,
+  step,
+  now,
+  uuid,
+  runAsTask,
+  patched,
+  all,
+  form,
+  isEffect,
+  type Effect,
+  type AskEffect,
+  type ElicitEffect,
+  type ElicitUrlEffect,
+  type SampleEffect,
+  type RootsEffect,
+  type StepEffect,
+  type NowEffect,
+  type UuidEffect,
+  type AllEffect,
+  type TaskEffect,
+  type PatchEffect,
+  type AskResult,
+  type Ask,
+  type Op,
+  type AskOptions,
+  type ElicitOutcome,
+  type ElicitUrlOutcome,
+} from "./authoring/effects.js";
+export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "./authoring/elicitation-schema.js";
+export { compileUriTemplate, type CompiledUriTemplate, type TemplateVariableNames, type TemplateVariables } from "./authoring/uri-template.js";
+
+// The runtime a host creates, its errors and what it reports.
+export {
+  createRuntime,
+  type Runtime,
+  type RuntimeOptions,
+  type RuntimeLimits,
+  type RequestInfo,
+  type ErrorInfo,
+  type ToolCallResult,
+  type PromptGetResult,
+  type ResourceReadResult,
+  type TaskAck,
+} from "./runtime/runtime.js";
+export type { TaskOptions } from "./tasks/engine.js";
+export { DivergenceError, MissingCapabilityError, NondeterminismError } from "./replay/errors.js";
+export type { StepRun } from "./replay/round.js";
+export { formatRoundTrace, type RoundTrace, type RoundPath, type RoundOutcomeKind } from "./runtime/trace.js";
+export { formatStateReport, inspectState, type InspectedRecord, type StateReport } from "./journal/inspect.js";
+
+// The requestState codec and its keys.
+export { createStateCodec, type InspectedState, type MintedState, type StateCodec, type StateCodecOptions, type StateMode } from "./state/codec.js";
+export { StateError, StateConfigError, type StateErrorReason } from "./state/errors.js";
+export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./state/keyring.js";
+export type { StateBinding, OpenedState } from "./state/claims.js";
+export { UnsupportedValueError } from "./state/value-text.js";
+export { randomBytes } from "./state/random.js";
+
+// Stores shared by instances (Redis: `mcp-yield/redis`).
+export { type Store, StoreError, type StoreErrorReason } from "./store/store.js";
+export { createMemoryStore, type MemoryStoreOptions } from "./store/memory.js";
+
+// The wire: the protocol's error type and codes, constants, and its shapes as zod schemas with
+// their types (the types are inferred from the schemas, so both are public).
+export { ErrorCode, ProtocolError, type JsonRpcErrorObject } from "./wire/errors.js";
+export {
+  PROTOCOL_VERSION,
+  CLIENT_CAPABILITIES_KEY,
+  MULTI_ROUND_METHODS,
+  clientCapabilities,
+  callToolParams,
+  getPromptParams,
+  readResourceParams,
+  type ClientCapabilities,
+  type MultiRoundMethod,
+  type CallToolParams,
+  type GetPromptParams,
+  type ReadResourceParams,
+} from "./wire/params.js";
+export {
+  primitiveSchemaDefinition,
+  requestedSchema,
+  elicitFormParams,
+  elicitUrlParams,
+  samplingContent,
+  samplingMessage,
+  createMessageParams,
+  inputRequest,
+  inputRequests,
+  type InputRequest,
+  type InputRequests,
+  type ElicitFormParams,
+  type ElicitUrlParams,
+  type CreateMessageParams,
+  type RequestedSchema,
+  type PrimitiveSchemaDefinition,
+  type SamplingMessage,
+  type SamplingContent,
+} from "./wire/input-requests.js";
+export {
+  elicitResult,
+  createMessageResult,
+  root,
+  listRootsResult,
+  inputResponses,
+  type InputResponses,
+  type ElicitResult,
+  type CreateMessageResult,
+  type ListRootsResult,
+  type Root,
+} from "./wire/input-responses.js";
+export {
+  resultType,
+  inputRequiredResult,
+  contentBlock,
+  callToolResult,
+  promptMessage,
+  getPromptResult,
+  resourceContents,
+  readResourceResult,
+  type CallToolResult,
+  type GetPromptResult,
+  type ReadResourceResult,
+  type InputRequiredResult,
+  type ContentBlock,
+  type PromptMessage,
+  type ResourceContents,
+  type ResultType,
+} from "./wire/results.js";
+export { TASKS_EXTENSION, createTaskResult, getTaskResult, type CreateTaskResult, type GetTaskResult, type TaskFields, type TaskStatus } from "./wire/tasks.js";

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, digestOf, encodeBase64url, shortDigest } from "mcp-yield";
+import { canonicalJson, digestOf, encodeBase64url, shortDigest } from "../src/internal.js";
 import { truncateBase64url } from "../src/state/base64url.js";
 import { nodeBackend, portableBackend } from "../src/state/crypto.js";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { randomUuid } from "mcp-yield";
+import { randomUuid } from "../src/internal.js";
 
 // Issue 9.6: no IV, nonce or call id may repeat across processes cloned from one V8 startup
 // snapshot. Tested with a real snapshot: the pool module is built into a snapshot after it has

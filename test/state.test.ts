@@ -1,16 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  createStateCodec,
-  decodeBase64url,
-  encodeBase64url,
-  parseKeyRing,
-  type StateBinding,
-  StateConfigError,
-  StateError,
-  type StateErrorReason,
-  UnsupportedValueError,
-} from "mcp-yield";
+import { createStateCodec, parseKeyRing, type StateBinding, StateConfigError, StateError, type StateErrorReason, UnsupportedValueError } from "mcp-yield";
+import { decodeBase64url, encodeBase64url } from "../src/internal.js";
 
 const secret = (fill: number, length = 32) => new Uint8Array(length).fill(fill);
 const k1 = { id: "k1", secret: secret(1) };

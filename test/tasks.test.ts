@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, elicit, getTaskResult, createTaskResult, ProtocolError, type Runtime, runAsTask, step, tool, toolError, all } from "mcp-yield";
+import { createRuntime, elicit, ProtocolError, type Runtime, runAsTask, step, tool, toolError, all, getTaskResult, createTaskResult } from "mcp-yield";
 
 const keys = [{ id: "k", secret: new Uint8Array(32).fill(7) }];
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeValue, encodeValue, UnsupportedValueError } from "mcp-yield";
+import { UnsupportedValueError } from "mcp-yield";
+import { decodeValue, encodeValue } from "../src/internal.js";
 import { encodeValueWalked } from "../src/state/value-text.js";
 
 // Everything the journal carries must come back exactly, and decode must hand out fresh objects.

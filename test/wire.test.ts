@@ -1,15 +1,6 @@
+import { callToolParams, createMessageResult, elicitResult, inputRequest, inputRequests, inputRequiredResult, listRootsResult, resultType } from "mcp-yield";
 import { describe, expect, it } from "vitest";
-import {
-  callToolParams,
-  createMessageResult,
-  describeZodError,
-  elicitResult,
-  inputRequest,
-  inputRequests,
-  inputRequiredResult,
-  listRootsResult,
-  resultType,
-} from "mcp-yield";
+import { describeZodError } from "../src/internal.js";
 
 // What the page's examples do not show: URL mode and a roots request without params.
 const otherRequests = {

@@ -1,6 +1,6 @@
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { CLIENT_CAPABILITIES_KEY } from "../wire/index.js";
-import type { RequestInfo } from "../runtime/index.js";
+import type { RequestInfo } from "../runtime/options.js";
 
 /**
  * How to name the caller a state is bound to; default: the OAuth client id, if any. A client id

@@ -1,15 +1,7 @@
 import { type McpServer, ResourceTemplate, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import {
-  createRuntime,
-  type Definition,
-  type PromptDefinition,
-  type ResourceDefinition,
-  type ResourceTemplateDefinition,
-  type Runtime,
-  type RuntimeOptions,
-  type ToolDefinition,
-} from "../runtime/index.js";
+import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolDefinition } from "../authoring/definitions.js";
+import { createRuntime, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import { ErrorCode, type MultiRoundMethod, ProtocolError, TASKS_EXTENSION } from "../wire/index.js";
 import { defaultPrincipal, multiRoundParams, type PrincipalOf, requestInfoOf } from "./context.js";
 

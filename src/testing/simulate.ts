@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/index.js";
-import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolContent, ToolDefinition, ToolError } from "../runtime/index.js";
+import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolContent, ToolDefinition, ToolError } from "../authoring/definitions.js";
+import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
 
 /** A raw answer as a client sends it: an elicitation, sampling or roots result. */

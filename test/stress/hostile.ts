@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { createStateCodec, getPromptResult, inputRequiredResult, callToolResult, type Runtime, type StateKey } from "mcp-yield";
+import { createStateCodec, type Runtime, type StateKey, getPromptResult, inputRequiredResult, callToolResult } from "mcp-yield";
 import { createApp } from "../../examples/app.js";
 
 /**
