@@ -1,3 +1,4 @@
+import { type AskKindName, type EffectKindName, isAskKind, isEffectKind } from "./effect-kinds.js";
 import type { z } from "zod";
 import type {
   CreateMessageParams,
@@ -100,16 +101,18 @@ export type Ask<R> = Generator<AskEffect, R, unknown>;
 /** A helper generator for any effect. */
 export type Op<R> = Generator<Effect, R, unknown>;
 
-const EFFECT_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots", "step", "now", "uuid", "all", "task", "patch"]);
-const ASK_KINDS = new Set(["elicit", "elicitUrl", "sample", "roots"]);
+// The effect table and the Effect union agree, both ways: a kind missing from the table, or a
+// row of the table no effect has, is a compile error here.
+type SameKinds<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+export const EFFECT_TABLE_COMPLETE: SameKinds<Effect["kind"], EffectKindName> & SameKinds<AskEffect["kind"], AskKindName> = true;
 
 /** Whether a yielded value is one of our effects. */
 export function isEffect(value: unknown): value is Effect {
-  return typeof value === "object" && value !== null && EFFECT_KINDS.has((value as { kind?: unknown }).kind as string);
+  return typeof value === "object" && value !== null && isEffectKind((value as { kind?: unknown }).kind);
 }
 
 export function isAskEffect(value: unknown): value is AskEffect {
-  return isEffect(value) && ASK_KINDS.has(value.kind);
+  return isEffect(value) && isAskKind(value.kind);
 }
 
 function* ask<R>(effect: AskEffect): Ask<R> {

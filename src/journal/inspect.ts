@@ -1,3 +1,4 @@
+import { askByLetter } from "../authoring/effect-kinds.js";
 import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
 import { describeFingerprint, parseHeader, parseLines } from "./journal.js";
 import { parsePayloadV1 } from "./format1.js";
@@ -51,7 +52,6 @@ function shownValue(text: string): string {
   }
 }
 
-const ASK_NAMES: Record<string, string> = { e: "elicit", u: "elicitUrl", s: "sample", r: "listRoots", a: "all(...)" };
 
 /** A format-2 record: the effect in words (asks numbered as the default keys count them) and its value. */
 function describeRecord(fp: string, value: string, asks: { n: number }): Pick<InspectedRecord, "effect" | "value"> {
@@ -60,7 +60,7 @@ function describeRecord(fp: string, value: string, asks: { n: number }): Pick<In
   if (letter === "T") return { effect: "runAsTask()", value: value === "1" ? "true (became a task)" : "false" };
   if (letter === "P") return { effect: describeFingerprint(fp), value: "true (the call takes the patched branch)" };
   if (letter === "S" || letter === "N" || letter === "U") return { effect: describeFingerprint(fp), value: letter === "N" ? `${value} (${new Date(Number(value)).toISOString()})` : shownValue(value) };
-  const effect = `${ASK_NAMES[letter] ?? "an effect"} (ask #${asks.n++})`;
+  const effect = `${askByLetter.get(letter)?.helper ?? "an effect"} (ask #${asks.n++})`;
   if (letter === "e" || letter === "u") {
     const action = value[0] === "a" ? "accept" : value === "d" ? "decline" : "cancel";
     return { effect, value: letter === "e" && action === "accept" ? `accept ${shownValue(value.slice(1))}` : action };

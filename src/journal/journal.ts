@@ -1,3 +1,4 @@
+import { askByLetter, capabilityLetter, EFFECT_KINDS } from "../authoring/effect-kinds.js";
 import { canonicalJson, decodeValue, encodeValue, shortDigest } from "../state/index.js";
 import type { Capability } from "../wire/index.js";
 import type { AskEffect, Effect } from "../authoring/effects.js";
@@ -96,8 +97,6 @@ export function requestOf(effect: AskEffect): { method: string; params?: Record<
   }
 }
 
-const ASK_LETTER: Record<AskEffect["kind"] | "all", string> = { elicit: "e", elicitUrl: "u", sample: "s", roots: "r", all: "a" };
-const CAN_LETTER: Record<Capability, string> = { elicitation: "e", "elicitation.url": "u", sampling: "s", roots: "r" };
 
 /** 48 bits of SHA-256, base64url (8 characters): step names with tabs or newlines, and `all(...)`. */
 const hash8 = (text: string) => shortDigest(text, 6);
@@ -184,7 +183,7 @@ function hashedAsk(effect: AskEffect, key: string): string {
   if (fp === undefined) {
     const [words, rest] = askParts(effect);
     if (byText.size >= TEXT_CACHE) byText.clear();
-    byText.set(text, (fp = ASK_LETTER[effect.kind] + shortDigest(key, 2) + shortDigest(words, 3) + shortDigest(rest, 3)));
+    byText.set(text, (fp = EFFECT_KINDS[effect.kind].letter + shortDigest(key, 2) + shortDigest(words, 3) + shortDigest(rest, 3)));
   }
   return fp;
 }
@@ -210,8 +209,8 @@ export type AskPart = "kind" | "key" | "text" | "rest";
 export function describeAskChange(recorded: string, current: string, effect: Effect, key: string | undefined): { words: string; parts: AskPart[] } | undefined {
   const askLetters = "eusr";
   if (recorded.length !== ASK_FP_LENGTH || current.length !== ASK_FP_LENGTH || !askLetters.includes(recorded[0]!) || !askLetters.includes(current[0]!)) return undefined;
-  const now = `${KIND_NAME[current[0]!]} under key "${key}"`;
-  if (recorded[0] !== current[0]) return { words: `the journal recorded ${KIND_NAME[recorded[0]!]} here and the code now makes ${now}`, parts: ["kind"] };
+  const now = `${KIND_NAME(current[0])} under key "${key}"`;
+  if (recorded[0] !== current[0]) return { words: `the journal recorded ${KIND_NAME(recorded[0])} here and the code now makes ${now}`, parts: ["kind"] };
   const differs = (part: keyof typeof PART_AT) => recorded.slice(...PART_AT[part]) !== current.slice(...PART_AT[part]);
   const parts = (["key", "text", "rest"] as const).filter(differs);
   if (parts.length === 0) return undefined;
@@ -249,7 +248,7 @@ export function fingerprintOf(effect: Effect, key: string | undefined, recorded?
 }
 
 /** The fingerprint of a `ctx.can(kind)` answer. */
-export const canFingerprint = (kind: Capability): string => `C${CAN_LETTER[kind]}`;
+export const canFingerprint = (kind: Capability): string => `C${capabilityLetter[kind]}`;
 
 /** How an effect's value is recorded: an elicitation as `a<content>`, `d` or `c`; `runAsTask` as `1`/`0`; others as their value. */
 export function encodeOutcome(effect: Effect, value: unknown): string {
@@ -287,8 +286,7 @@ export function defaultKey(kind: AskEffect["kind"] | "all", ordinal: number): st
 }
 const DEFAULT_KEYS: Partial<Record<AskEffect["kind"] | "all", string[]>> = {};
 
-const KIND_NAME: Record<string, string> = { e: "elicit", u: "elicitUrl", s: "sample", r: "roots", a: "all(...)" };
-const CAPABILITY_NAME: Record<string, string> = { e: "elicitation", u: "elicitation.url", s: "sampling", r: "roots" };
+const KIND_NAME = (letter: string | undefined): string | undefined => askByLetter.get(letter ?? "")?.helper;
 
 /** A short human description of a fingerprint (either format) for divergence messages. */
 export function describeFingerprint(fp: string | undefined): string {
@@ -306,9 +304,9 @@ export function describeFingerprint(fp: string | undefined): string {
     case "P":
       return `patched("${fp.slice(1)}")`;
     case "C":
-      return `ctx.can("${CAPABILITY_NAME[fp[1]!] ?? "?"}")`;
+      return `ctx.can("${askByLetter.get(fp[1]!)?.capability ?? "?"}")`;
     default:
-      return `${KIND_NAME[fp[0]!] ?? "an effect"} (fingerprint ${fp})`;
+      return `${KIND_NAME(fp[0]) ?? "an effect"} (fingerprint ${fp})`;
   }
 }
 

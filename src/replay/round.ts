@@ -1,3 +1,4 @@
+import { ASK_KINDS } from "../authoring/effect-kinds.js";
 import { encodeValue, UnsupportedValueError } from "../state/index.js";
 import type { Capability, InputRequest } from "../wire/index.js";
 import { AnswerSchemaError, checkAnswer } from "./answers.js";
@@ -99,12 +100,6 @@ export type RoundOutcome =
       suspended: Suspended;
     };
 
-const CAPABILITY_OF: Record<AskEffect["kind"], Capability> = {
-  elicit: "elicitation",
-  elicitUrl: "elicitation.url",
-  sample: "sampling",
-  roots: "roots",
-};
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> =>
   typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
@@ -471,7 +466,7 @@ export class Round {
     const missing: Capability[] = [];
     const inputRequests: Record<string, InputRequest> = {};
     for (const [k, a] of asks) {
-      const needed = CAPABILITY_OF[a.kind];
+      const needed = ASK_KINDS[a.kind].capability;
       if (!this.input.declared(needed) && !missing.includes(needed)) missing.push(needed);
       inputRequests[k] = requestOf(a) as InputRequest;
     }

@@ -1,0 +1,57 @@
+import type { Capability } from "../wire/index.js";
+
+/**
+ * Every kind of effect a `run` generator may yield, and what the rest of the library needs to
+ * know about each: one table. `effects.ts` holds the `Effect` union to it (a kind added to the
+ * union without a row here, or a row no effect has, fails to type-check), and the journal,
+ * the replay engine and the inspector read their letters, capabilities and names from it.
+ */
+
+/** What is known about one kind of ask. */
+export interface AskKind {
+  /** The fingerprint's first letter for this ask (the journal's format: never change one). */
+  readonly letter: string;
+  /** The client capability a request must declare for it. */
+  readonly capability: Capability;
+  /** The helper an author calls, for messages. */
+  readonly helper: string;
+  /** The wire method of its embedded request. */
+  readonly method: "elicitation/create" | "sampling/createMessage" | "roots/list";
+}
+
+/** The kinds of ask. */
+export const ASK_KINDS = {
+  elicit: { letter: "e", capability: "elicitation", helper: "elicit", method: "elicitation/create" },
+  elicitUrl: { letter: "u", capability: "elicitation.url", helper: "elicitUrl", method: "elicitation/create" },
+  sample: { letter: "s", capability: "sampling", helper: "sample", method: "sampling/createMessage" },
+  roots: { letter: "r", capability: "roots", helper: "listRoots", method: "roots/list" },
+} as const satisfies Record<string, AskKind>;
+
+/** Every kind of effect: the asks, and the effects the runtime answers itself. */
+export const EFFECT_KINDS = {
+  ...ASK_KINDS,
+  step: { helper: "step" },
+  now: { helper: "now" },
+  uuid: { helper: "uuid" },
+  all: { helper: "all(...)", letter: "a" },
+  task: { helper: "runAsTask" },
+  patch: { helper: "patched" },
+} as const;
+
+/** One kind of ask. */
+export type AskKindName = keyof typeof ASK_KINDS;
+/** One kind of effect. */
+export type EffectKindName = keyof typeof EFFECT_KINDS;
+
+/** Whether `kind` names an effect (own keys only: "toString" is not a kind). */
+export const isEffectKind = (kind: unknown): kind is EffectKindName => typeof kind === "string" && Object.hasOwn(EFFECT_KINDS, kind);
+/** Whether `kind` names an ask. */
+export const isAskKind = (kind: unknown): kind is AskKindName => typeof kind === "string" && Object.hasOwn(ASK_KINDS, kind);
+
+/** The ask kind whose fingerprints start with `letter`, with `all(...)` as "a". */
+export const askByLetter: ReadonlyMap<string, { helper: string; capability?: Capability }> = new Map<string, { helper: string; capability?: Capability }>([
+  ...Object.values(ASK_KINDS).map((k): [string, AskKind] => [k.letter, k]),
+  [EFFECT_KINDS.all.letter, EFFECT_KINDS.all],
+]);
+/** The fingerprint letter of each capability (`ctx.can` records). */
+export const capabilityLetter = Object.fromEntries(Object.values(ASK_KINDS).map((k) => [k.capability, k.letter])) as Record<Capability, string>;
