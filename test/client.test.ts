@@ -45,6 +45,25 @@ describe("fetch sender", () => {
     await expect(wrongId("tools/call", { name: "t" })).rejects.toMatchObject({ reason: "transport" });
   });
 
+  it("keeps the network error behind \"fetch failed\": in the message and as the cause", async () => {
+    // A real connection to a closed port: undici's "fetch failed" with ECONNREFUSED as its cause.
+    const { createServer } = await import("node:net");
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const send = createFetchSender(`http://127.0.0.1:${port}/mcp`, { capabilities: {} });
+    const error = await send("tools/call", { name: "t" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error).toMatchObject({ reason: "transport", message: expect.stringMatching(/^tools\/call failed: fetch failed \(ECONNREFUSED/) });
+    expect(((error as ClientError).cause as Error).message).toBe("fetch failed");
+  });
+
   it("refuses to answer a kind it has no handler for, and never forwards stale answers", async () => {
     const { f, seen } = fakeFetch((b) => json({ jsonrpc: "2.0", id: b.id, result: { resultType: "input_required", inputRequests: { r: { method: "roots/list" } } } }));
     const send = createFetchSender("http://x/mcp", { capabilities: { roots: {} }, fetch: f });

@@ -19,7 +19,9 @@ export class ClientError extends Error {
     readonly reason: ClientErrorReason,
     message: string,
     readonly rpc?: { code: number; message: string; data?: unknown },
+    /** The underlying failure, when there was one (e.g. the network error behind "fetch failed"). */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }

@@ -65,6 +65,18 @@ function nameOf(method: string, params: Record<string, unknown>): string | undef
 }
 
 /**
+ * A fetch failure in words, with its cause: undici says only "fetch failed" and keeps what
+ * happened (ECONNREFUSED, a reset, a DNS error, a timeout) in `cause`, which callers need.
+ */
+function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (cause === undefined || cause === null) return message;
+  const detail = typeof cause.code === "string" ? `${cause.code}${typeof cause.message === "string" && !cause.message.includes(cause.code) ? ` ${cause.message}` : ""}` : String(cause.message ?? cause);
+  return `${message} (${detail})`;
+}
+
+/**
  * A `Send` over plain `fetch` speaking stateless 2026-07-28 HTTP: every POST carries the
  * `_meta` envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (the
  * name encoded per SEP-2243). The returned function also carries the declared `capabilities`,
@@ -99,7 +111,7 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
         signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
       });
     } catch (error) {
-      throw new ClientError("transport", `${method} failed: ${(error as Error).message}`);
+      throw new ClientError("transport", `${method} failed: ${describeFailure(error)}`, undefined, { cause: error });
     }
     const message = await readResponse(response, id);
     if ("error" in message) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
