@@ -56,7 +56,17 @@ function plan(call: number): { tool: (typeof TOOLS)[number]; args: Record<string
   return { tool, args: {}, expected: new RegExp(`^Name: caller-${call}; proceed: true$`) };
 }
 
-export async function runTaskLoad(instances: Instance[], options: { calls: number; thinkMs: [number, number]; deadlineMs: number; onStart?: (r: TaskLoadReport) => void }): Promise<TaskLoadReport> {
+export async function runTaskLoad(
+  instances: Instance[],
+  options: {
+    calls: number;
+    thinkMs: [number, number];
+    deadlineMs: number;
+    onStart?: (r: TaskLoadReport) => void;
+    /** Settles when every instance is up again (a restart under way): the final check waits for it. */
+    settled?: () => Promise<void>;
+  },
+): Promise<TaskLoadReport> {
   const report: TaskLoadReport = { calls: options.calls, completed: 0, errors: [], wrong: [], stuck: 0, inconsistent: [], requests: 0, retries: 0, inFlight: 0, slowestSeconds: 0 };
   options.onStart?.(report);
   const deadline = AbortSignal.timeout(options.deadlineMs);
@@ -101,9 +111,19 @@ export async function runTaskLoad(instances: Instance[], options: { calls: numbe
     }),
   );
   // None completed twice: every instance reports each finished task with the same one result.
+  // Asked only once every instance listens again (one may still be restarting after the crash).
+  await options.settled?.();
   for (const { taskId, text } of finished) {
     for (const instance of instances) {
-      const seen = (await createFetchSender(instance.url, { capabilities: { extensions: TASKS } })("tasks/get", { taskId }).catch((e: unknown) => ({ error: String(e) }))) as { status?: string; result?: { content: Array<{ text?: string }> } };
+      let seen: { status?: string; result?: { content: Array<{ text?: string }> } };
+      try {
+        seen = (await createFetchSender(instance.url, { capabilities: { extensions: TASKS } })("tasks/get", { taskId })) as typeof seen;
+      } catch (error) {
+        // The real error, cause included, not "undefined undefined".
+        const cause = error instanceof Error && error.cause instanceof Error ? ` (cause: ${error.cause.message})` : "";
+        report.inconsistent.push({ taskId, detail: `${instance.url}: tasks/get failed: ${error instanceof Error ? error.message : String(error)}${cause}` });
+        continue;
+      }
       const again = seen.result?.content.map((c) => c.text).join(" ");
       if (seen.status !== "completed" || again !== text) report.inconsistent.push({ taskId, detail: `${instance.url}: ${seen.status} ${JSON.stringify(again)}` });
     }

@@ -35,12 +35,13 @@ export async function runTaskScenario(options: {
   at(`${options.instances} instances up, sharing Redis`);
   try {
     const progress = { report: undefined as TaskLoadReport | undefined };
-    const load = runTaskLoad(cluster, { calls: options.calls, thinkMs: options.thinkMs, deadlineMs: 240_000, onStart: (r) => (progress.report = r) }).then((r) => {
+    let chaos: Promise<void> = Promise.resolve();
+    const load = runTaskLoad(cluster, { calls: options.calls, thinkMs: options.thinkMs, deadlineMs: 240_000, onStart: (r) => (progress.report = r), settled: () => chaos }).then((r) => {
       at(`load finished: ${r.completed}/${r.calls} completed`);
       return r;
     });
     story.inFlight = () => progress.report?.inFlight ?? 0;
-    const chaos = (async () => {
+    chaos = (async () => {
       // Mid-run: answers given, three-second render steps under way on every instance.
       await new Promise((r) => setTimeout(r, options.thinkMs[1] + 1500));
       at("instance 1 killed (SIGKILL)");
