@@ -1,12 +1,21 @@
 import { defineConfig } from "vitest/config";
 
+// Slow system tests: real processes, real installs, the public conformance suite, heap
+// measurements. They run in a project of their own, one file at a time and after the fast
+// tests, so on a busy 2-core machine they do not compete with each other (or with the fast
+// tests) for the CPU their time limits assume. `npm test` runs both projects.
+const SYSTEM = ["test/package.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts"];
+
 // Tests import the package by name ("mcp-yield", "mcp-yield/server", ...) as users do; the
 // "source" export condition points those names at src/ so no build is needed first.
 export default defineConfig({
   resolve: { conditions: ["mcp-yield-source"] },
   ssr: { resolve: { conditions: ["mcp-yield-source"] } },
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: SYSTEM, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "system", include: SYSTEM, fileParallelism: false, sequence: { groupOrder: 1 } } },
+    ],
   },
 });
