@@ -115,8 +115,11 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
 
 describe("expiry", () => {
   it("redemptions and spilled journals expire with the state", async () => {
-    const store = createMemoryStore();
-    const runtime = await runtimeOn(store, { state: { keys, ttlSeconds: 1 }, spillBytes: 10 });
+    // One injected clock for the codec, the store and the runtime: time moves when the test says.
+    let now = 1_800_000_000_000;
+    const clock = () => now;
+    const store = createMemoryStore({ clock });
+    const runtime = await runtimeOn(store, { state: { keys, ttlSeconds: 1, clock }, spillBytes: 10, clock });
     const { def } = counted();
     const r1 = (await runtime.callTool(def, { name: "book", arguments: {} }, info)) as { requestState: string };
     await runtime.callTool(def, { name: "book", arguments: {}, requestState: r1.requestState, inputResponses: { confirm: accept({ ok: true }) } }, info);
@@ -124,7 +127,9 @@ describe("expiry", () => {
     const opened = runtime.codec.open(r1.requestState, { method: "tools/call", target: "book", arguments: {} });
     const used = [`redeem:${opened.nonce}`, `state:${(opened.data as { sp: string }).sp}`];
     for (const key of used) expect(await store.get(key)).toBeDefined();
-    await new Promise((r) => setTimeout(r, 1100));
+    now += 999; // still within the state's second
+    for (const key of used) expect(await store.get(key)).toBeDefined();
+    now += 101;
     for (const key of used) expect(await store.get(key)).toBeUndefined();
   });
 

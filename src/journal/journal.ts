@@ -1,3 +1,12 @@
+// journal/journal.ts owns the journal's format: records, fingerprints, outcomes, and the words
+// for them in divergence messages. It knows nothing of requests, stores or generators.
+//
+// Invariants:
+// 1. A fingerprint letter, once written into tokens, never changes meaning (older tokens must
+//    still replay); letters come from authoring/effect-kinds.ts.
+// 2. A value is recorded as text (state/value-text.ts) and decoded fresh on every read.
+// 3. A round appends lines; it never rewrites the lines a token already carries.
+
 import { askByLetter, capabilityLetter, EFFECT_KINDS } from "../authoring/effect-kinds.js";
 import { canonicalJson, decodeValue, encodeValue, shortDigest } from "../state/index.js";
 import type { Capability } from "../wire/index.js";

@@ -1,3 +1,7 @@
+// replay/live-calls.ts owns this instance's suspended generators between rounds: a pure
+// speed-up, bounded in count and bytes, evicted oldest first. Dropping one only means its next
+// round replays from the state; a held generator is found only by its exact token.
+
 import type { CallContext } from "./call-context.js";
 import type { StatePayload } from "../journal/journal.js";
 import type { Suspended } from "./round.js";

@@ -1,3 +1,18 @@
+// replay/round.ts owns one round of one generator: replaying its journal, running what is new,
+// and stopping at the first ask it cannot answer. It knows nothing of tokens, stores or
+// transports: the runtime hands it records and answers, and takes back records and asks.
+//
+// Invariants:
+// 1. A replayed effect gets exactly the value recorded for it, decoded fresh: never an object
+//    the journal holds, never an answer recorded for another ask (fingerprints must match, or
+//    the round fails with a DivergenceError naming the index and what changed).
+// 2. A step body runs only past the end of the journal; a recorded step never runs again.
+// 3. Anything code can branch on (`ctx.can`, `now()`, `uuid()`, `patched()`) is recorded at its
+//    position, so a replay on any instance takes the same path.
+// 4. An ask is sent only for a kind this request declared; one needed and undeclared is -32021.
+// 5. A resumed generator (this instance's, suspended at the end of the previous round) goes on
+//    only from exactly the journal it was suspended with.
+
 import { ASK_KINDS } from "../authoring/effect-kinds.js";
 import { encodeValue, UnsupportedValueError } from "../state/index.js";
 import type { Capability, InputRequest } from "../wire/index.js";

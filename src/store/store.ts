@@ -1,6 +1,6 @@
 /**
- * The one place for what instances must share: task records (and, with issue 11, redeemed
- * states and spilled journals). Deliberately small — strings under keys, every write with a
+ * The one place for what instances must share: task records, redeemed states (single use) and
+ * spilled journals. Deliberately small — strings under keys, every write with a
  * time to live, and the three atomic operations the runtime's transitions need — so that an
  * in-memory map and a Redis server implement it the same way.
  */

@@ -1,3 +1,17 @@
+// tasks/engine.ts owns calls run as tasks on a store: creation, leases and takeover, answers
+// through tasks/update, cancellation, and the outcome kept for the task's lifetime. It knows
+// nothing of transports or the SDK: the runtime calls it with parsed params.
+//
+// Invariants:
+// 1. Every transition of a task is a compare-and-swap on its record: two instances never both
+//    act on one state of a task.
+// 2. A running task is held under a lease its owner renews; only an expired lease lets another
+//    instance take it over.
+// 3. A step's result is in the store before the code goes on, so a takeover replays every
+//    recorded step from the journal and runs again at most the step that was in flight, with
+//    the same call id and `ctx.idempotencyKey`.
+// 4. A terminal status is final and stays readable until the task's time to live runs out.
+
 import { integerOption } from "../util/options.js";
 import { encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
 import { type Store, StoreError } from "../store/index.js";
