@@ -44,6 +44,11 @@ export interface RoundInput {
   /** Records replayed from the state (empty on a first call). */
   journal: readonly JournalRecord[];
   /**
+   * Where the previous round stopped, when `journal` runs past it (a continuation: the records
+   * an interrupted attempt at this same request made). Default: the journal's end.
+   */
+  suspendedAt?: number;
+  /**
    * The format `journal`, `outstanding` and `partial` are in: 2, or 1 for a state sealed before
    * the line format (checked and decoded as such; what the round records is always format 2).
    */
@@ -169,7 +174,7 @@ export class Round {
     this.index = resume ? resume.records.length : 0;
     this.asks = resume ? resume.asks : 0;
     this.v1 = !resume && input.format === 1;
-    this.suspendedAt = resume ? -1 : input.journal.length;
+    this.suspendedAt = resume ? -1 : (input.suspendedAt ?? input.journal.length);
   }
 
   /**

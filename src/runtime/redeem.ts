@@ -3,19 +3,71 @@ import { randomUuid } from "../state/index.js";
 import { type Store, StoreError } from "../store/index.js";
 import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../wire/index.js";
 
+/**
+ * runtime/redeem.ts owns single use of `requestState` on a store. The first request presenting a
+ * state runs the round; its response is kept, under the state's nonce and a digest of the
+ * request's `inputResponses`, until the state expires. The same request again (a lost
+ * response, a retry, on any instance) gets that response without anything running; a
+ * concurrent duplicate waits for it; a different request presenting the redeemed state is
+ * refused (`state_redeemed`).
+ *
+ * Invariants:
+ * 1. A claim is given up (the state freed for any request) only by a round that ran no step.
+ * 2. A round whose steps ran and which then failed leaves a continuation: the journal as far as
+ *    it got. The same request again continues from it, so no step body runs a second time.
+ * 3. Every write is a compare-and-swap against this claim's own record, re-read when an earlier
+ *    write's acknowledgement was lost (a command that timed out may still land): a late write
+ *    can never free or overwrite another request's claim or a kept response.
+ */
+
 /** What a round answered: its result, or the JSON-RPC error it ended with. */
 export type RoundResponse = { result: unknown } | { error: JsonRpcErrorObject };
 
-/** The right to run a round (`run`), or the response the round already gave (`stored`). */
+/**
+ * How far a failed round got, for the request that repeats it: the state's header, the journal
+ * as lines (the token's records and the ones the round added), and how many of those the token
+ * carried (where the previous round had stopped).
+ */
+export interface Continuation {
+  h: { r: number; c: string; o: Record<string, string>; p?: Record<string, string>; v?: string };
+  t: string;
+  n: number;
+  /** The id of the task the round was creating, when it had reached `runAsTask()`. */
+  task?: string;
+}
+
+/** The right to run a round (`run`, perhaps from a continuation), or the response the round already gave (`stored`). */
 export type Ticket =
-  | { kind: "run"; finish(response: RoundResponse): Promise<void>; release(): Promise<void> }
+  | {
+      kind: "run";
+      /** Where an earlier attempt at this very request got to; run from here, not from the token. */
+      continuation: Continuation | undefined;
+      finish(response: RoundResponse): Promise<void>;
+      /** Keep where the round got (its steps ran) and give the claim up to a repeat of this request. */
+      suspend(continuation: Continuation): Promise<void>;
+      /** Free the state for any request (only when nothing ran). */
+      release(): Promise<void>;
+    }
   | { kind: "stored"; response: RoundResponse };
 
-const record = z.union([
-  /** Someone runs the round for answers with digest `d`; if `u` passes without renewal, it died. */
-  z.object({ d: z.string(), s: z.literal("pending"), o: z.string(), u: z.number() }),
+const stringMap = z.record(z.string(), z.string());
+const continuation = z.object({
+  h: z.object({ r: z.number().int().nonnegative(), c: z.string(), o: stringMap, p: stringMap.optional(), v: z.string().optional() }),
+  t: z.string(),
+  n: z.number().int().nonnegative(),
+  task: z.string().optional(),
+});
+const record = z.discriminatedUnion("s", [
+  /** Someone (`o`, claim `i`) runs the round for answers with digest `d`; if `u` passes without renewal, it died. */
+  z.object({ d: z.string(), s: z.literal("pending"), o: z.string(), i: z.string().optional(), u: z.number(), k: continuation.optional() }),
+  /** The round's response. */
   z.object({ d: z.string(), s: z.literal("done"), r: z.union([z.object({ result: z.unknown() }), z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }) })]) }),
+  /** A round whose steps ran stopped there: the same request continues from `k`. */
+  z.object({ d: z.string(), s: z.literal("cont"), k: continuation }),
+  /** Given up by a round that ran nothing: any request may claim the state. */
+  z.object({ s: z.literal("free") }),
 ]);
+type RedemptionRecord = z.infer<typeof record>;
 
 export interface RedemptionOptions {
   store: Store;
@@ -25,54 +77,84 @@ export interface RedemptionOptions {
   claimMs?: number;
   /** How long a duplicate waits for the round it repeats before giving up with `round_in_progress`. Default 30 s. */
   waitMs?: number;
+  /** How often a write the store refused is tried again while the state lives. Default 500 ms. */
+  retryMs?: number;
 }
 
-/**
- * Single use of `requestState`, on the store: the first request presenting a state runs the
- * round; its response is kept, under the state's nonce and a digest of the request's
- * `inputResponses`, until the state expires. The same request again (a lost response, a retry,
- * on any instance) gets that response without anything running; a concurrent duplicate waits
- * for it; a different request presenting the redeemed state is refused (`state_redeemed`).
- */
-export function createRedemption({ store, clock, report, claimMs = 15_000, waitMs = 30_000 }: RedemptionOptions) {
+const FREE = JSON.stringify({ s: "free" });
+
+/** Single use of `requestState`, on the store (see the file's header). */
+export function createRedemption({ store, clock, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
   const me = randomUuid();
   const pollMs = 25;
 
-  function owned(key: string, held: string, digest: string, ttl: () => number): Ticket {
+  function parse(key: string, raw: string): RedemptionRecord {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      json = undefined;
+    }
+    const parsed = record.safeParse(json);
+    if (!parsed.success) throw new Error(`${key}: the stored redemption is not one this version understands`);
+    return parsed.data;
+  }
+
+  function owned(key: string, held: string, digest: string, claim: string, from: Continuation | undefined, ttl: () => number): Ticket {
     let current = held;
+    let ended = false;
+    const pending = () => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: clock() + claimMs, ...(from ? { k: from } : {}) });
+    /**
+     * Replace this claim's record with `next`. When the swap finds another value, it is read
+     * back: still this claim (an earlier write landed after its acknowledgement was lost) means
+     * swap from what is there; anything else means the claim is no longer ours.
+     */
+    async function replace(next: string): Promise<boolean> {
+      if (await store.swap(key, current, next, ttl())) {
+        current = next;
+        return true;
+      }
+      const raw = await store.get(key);
+      if (raw === undefined) return false;
+      if (raw === next) return true; // an earlier attempt landed after all
+      const found = parse(key, raw);
+      if (found.s !== "pending" || found.o !== me || found.i !== claim) return false;
+      current = raw;
+      if (!(await store.swap(key, raw, next, ttl()))) return false;
+      current = next;
+      return true;
+    }
     // Renew the claim while the round runs, so a slow round is not taken for a dead one.
     const renew = setInterval(() => {
-      const next = JSON.stringify({ d: digest, s: "pending", o: me, u: clock() + claimMs });
-      void store.swap(key, current, next, ttl()).then((ok) => ok && (current = next), () => {});
+      if (!ended) void replace(pending()).catch(() => {});
     }, Math.max(1, Math.floor(claimMs / 3)));
     renew.unref?.();
+    /** Write `next` now, or — the store being out — keep trying while the state lives. */
+    async function settle(next: string, what: string): Promise<void> {
+      ended = true;
+      clearInterval(renew);
+      const attempt = async () => {
+        if (!(await replace(next))) report(new Error(`the ${what} of a round was not kept: its claim is no longer this instance's (${key})`));
+      };
+      try {
+        await attempt();
+      } catch (error) {
+        if (!(error instanceof StoreError)) throw error;
+        // A repeat that arrives once the store is back must find this, not run the round again.
+        const retry = () => {
+          if (ttl() <= 1) return;
+          setTimeout(() => void attempt().catch((e: unknown) => (e instanceof StoreError ? retry() : report(e))), retryMs).unref?.();
+        };
+        retry();
+        throw error;
+      }
+    }
     return {
       kind: "run",
-      async finish(response) {
-        clearInterval(renew);
-        const done = JSON.stringify({ d: digest, s: "done", r: response });
-        const keep = async () => {
-          // The response is kept as long as the state could be presented again.
-          if (!(await store.swap(key, current, done, ttl()))) report(new Error(`the response of a round was not kept: another instance took its claim (${key})`));
-        };
-        try {
-          await keep();
-        } catch (error) {
-          if (!(error instanceof StoreError)) throw error;
-          // The round ran but the store is out: keep trying while the state lives, so a repeat
-          // that arrives once the store is back gets this response rather than running again.
-          const retry = () => {
-            if (ttl() <= 1) return;
-            setTimeout(() => void keep().catch((e: unknown) => (e instanceof StoreError ? retry() : report(e))), 500).unref?.();
-          };
-          retry();
-          throw error;
-        }
-      },
-      async release() {
-        clearInterval(renew);
-        await store.delete(key);
-      },
+      continuation: from,
+      finish: (response) => settle(JSON.stringify({ d: digest, s: "done", r: response }), "response"),
+      suspend: (k) => settle(JSON.stringify({ d: digest, s: "cont", k }), "continuation"),
+      release: () => settle(FREE, "release"),
     };
   }
 
@@ -82,22 +164,28 @@ export function createRedemption({ store, clock, report, claimMs = 15_000, waitM
       const key = `redeem:${nonce}`;
       const ttl = () => Math.max(1, expiresAt - clock());
       const giveUp = clock() + waitMs;
+      const claim = randomUuid();
+      const mine = (k?: Continuation) => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: clock() + claimMs, ...(k ? { k } : {}) });
       for (;;) {
-        const pending = JSON.stringify({ d: digest, s: "pending", o: me, u: clock() + claimMs });
-        if (await store.add(key, pending, ttl())) return owned(key, pending, digest, ttl);
+        const first = mine();
+        if (await store.add(key, first, ttl())) return owned(key, first, digest, claim, undefined, ttl);
         const raw = await store.get(key);
         if (raw === undefined) continue; // it expired in between: claim again
-        const parsed = record.safeParse(JSON.parse(raw));
-        if (!parsed.success) throw new Error(`${key}: the stored redemption is not one this version understands`);
-        const found = parsed.data;
+        const found = parse(key, raw);
+        if (found.s === "free") {
+          const next = mine();
+          if (await store.swap(key, raw, next, ttl())) return owned(key, next, digest, claim, undefined, ttl);
+          continue;
+        }
         if (found.d !== digest) {
           throw new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", { reason: "state_redeemed" });
         }
         if (found.s === "done") return { kind: "stored", response: found.r as RoundResponse };
-        if (found.u <= clock()) {
-          // Its runner stopped renewing (an instance that died mid-round): take the round over.
-          const mine = JSON.stringify({ d: digest, s: "pending", o: me, u: clock() + claimMs });
-          if (await store.swap(key, raw, mine, ttl())) return owned(key, mine, digest, ttl);
+        if (found.s === "cont" || found.u <= clock()) {
+          // A round that stopped after its steps (continue from where it got), or whose runner
+          // stopped renewing (an instance that died mid-round): take the round over.
+          const next = mine(found.k);
+          if (await store.swap(key, raw, next, ttl())) return owned(key, next, digest, claim, found.k, ttl);
           continue;
         }
         if (clock() > giveUp) throw new ProtocolError(ErrorCode.InternalError, "The same round is still running elsewhere; try again later", { reason: "round_in_progress" });

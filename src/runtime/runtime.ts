@@ -111,8 +111,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const declared = declaresExtension(request.clientCapabilities, TASKS_EXTENSION);
       if (def.task === "required" && !declared) throw tasksNotDeclared(`Tool "${def.name}" runs only as a task and`, request.clientCapabilities === undefined);
       const asTask = def.task !== "never" && declared;
-      const startTask = (from: { journal: JournalRecord[]; callId: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext } }) =>
-        tasks().start({ def, args, principal: request.principal, caps: request.clientCapabilities, journal: from.journal, callId: from.callId, ...(from.message !== undefined ? { message: from.message } : {}), ...(from.resume ? { resume: from.resume } : {}) });
+      const startTask = (from: { journal: JournalRecord[]; callId: string; taskId?: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext } }) =>
+        tasks().start({
+          def,
+          args,
+          principal: request.principal,
+          caps: request.clientCapabilities,
+          journal: from.journal,
+          callId: from.callId,
+          ...(from.taskId !== undefined ? { taskId: from.taskId } : {}),
+          ...(from.message !== undefined ? { message: from.message } : {}),
+          ...(from.resume ? { resume: from.resume } : {}),
+        });
       // A task from its start: the first request already answers with the task.
       if (asTask && def.taskFrom === "start" && params.requestState === undefined) return storeSafe(() => startTask({ journal: [], callId: randomUuid() }));
       return run<CallToolResult, CreateTaskResult>(

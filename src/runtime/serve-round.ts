@@ -1,18 +1,18 @@
 import { canonicalJson, digestOf, randomUuid } from "../state/index.js";
 import type { RunContext, RunGenerator } from "../authoring/definitions.js";
-import { ResultShapeError } from "../authoring/results.js";
-import { type JournalRecord, payloadFrom, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
+import { type JournalRecord, parseLines, payloadFrom, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
 import { CallContext } from "../replay/call-context.js";
 import { checkReplay } from "../replay/double-run.js";
 import { AuthorCodeError, DivergenceError, type ErrorInfo, NondeterminismError } from "../replay/errors.js";
 import type { LiveCall, LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome, type Suspended, type Traced } from "../replay/round.js";
 import type { StateBinding } from "../state/index.js";
-import { capabilityCheck, type InputRequiredResult, ProtocolError } from "../wire/index.js";
+import { capabilityCheck, ErrorCode, type InputRequiredResult, ProtocolError } from "../wire/index.js";
 import { checkRounds, ownResponses, storeSafe } from "./admission.js";
 import type { CallState, Presented } from "./call-state.js";
 import type { RequestInfo, RuntimeLimits } from "./options.js";
-import type { Redemption } from "./redeem.js";
+import type { Continuation, Redemption } from "./redeem.js";
+import { newTaskId } from "../tasks/engine.js";
 import type { RoundTrace } from "./trace.js";
 
 /**
@@ -43,7 +43,7 @@ export interface CallSpec<R, T = never> {
   /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
   onAuthorFailure: () => R;
   /** Set when the call may become a task at `runAsTask()`: hands it over to the task engine. */
-  becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; resume: { suspended: Suspended; context: CallContext } }) => Promise<T>;
+  becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; taskId: string; resume: { suspended: Suspended; context: CallContext } }) => Promise<T>;
 }
 
 /** What kind of response a stored one is, for its trace. */
@@ -51,6 +51,19 @@ function outcomeOf(result: unknown): RoundTrace["outcome"] {
   const kind = (result as { resultType?: unknown }).resultType;
   return kind === "input_required" ? "input_required" : kind === "task" ? "task" : "complete";
 }
+
+/** How far a round got, for the redemption when it fails. */
+interface Progress {
+  /** The continuation the round started from, if an earlier attempt left one. */
+  from: Continuation | undefined;
+  round?: Round;
+  payload?: StatePayload | undefined;
+  /** Set once the round has started creating its task. */
+  taskId?: string;
+}
+
+/** Store failures and other conditions a retry of the same request may get past. */
+const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress"]);
 
 /** What running rounds needs from the runtime. */
 export interface RoundHostParts {
@@ -140,26 +153,60 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       return stored;
     }
     let result: R | InputRequiredResult | T;
+    const progress: Progress = { from: ticket.continuation };
     try {
-      result = await execute(spec, request, state, responses, observed);
+      result = await execute(spec, request, state, responses, observed, progress);
     } catch (error) {
-      // A JSON-RPC error is this round's response too; anything else frees the state for a retry.
-      const kept = error instanceof ProtocolError && !["store_unavailable", "store_full"].includes(String(error.data?.reason));
-      await (kept ? ticket.finish({ error: error.toJSON() }) : ticket.release()).catch((e: unknown) => report(e, infoFor(spec)));
+      const keep = (e: unknown) => report(e, infoFor(spec));
+      // Steps ran (or a task was being created): keep where the call got. The same request
+      // again continues from there — after a store failure, or declaring the capability a
+      // -32021 asked for — and no step body runs a second time.
+      const continuation = continuationOf(progress);
+      if (continuation) await ticket.suspend(continuation).catch(keep);
+      // Nothing ran: a client mistake is this round's response; a store failure or a missing
+      // capability frees the state, so the retry they ask for can run.
+      else if (error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability) await ticket.finish({ error: error.toJSON() }).catch(keep);
+      else await ticket.release().catch(keep);
       throw error;
     }
-    // The round ran; if its response cannot be kept now, the client still gets it (and the
-    // store's failure is reported: a repeat of this round may then run it again).
+    // The round ran; if its response cannot be kept now, the client still gets it, and the
+    // redemption keeps trying to store it while the state lives (a repeat finds it then).
     await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
     return result;
   }
 
+  /** Where a failed round got, if it must not be run again from the token. */
+  function continuationOf(progress: Progress): Continuation | undefined {
+    const { round, payload } = progress;
+    if (round === undefined || payload === undefined || (round.stepsRun.length === 0 && progress.taskId === undefined)) return progress.from;
+    const h: Continuation["h"] = { r: payload.r, c: payload.c, o: payload.o };
+    if (payload.p !== undefined) h.p = payload.p;
+    if (payload.v !== undefined) h.v = payload.v;
+    // A round stopped while creating its task ends with the record of `runAsTask()` becoming
+    // one; continued, it must reach that point again (and become the same task), not replay it.
+    const records = progress.taskId !== undefined && round.records.at(-1)?.[0].startsWith("T") ? round.records.slice(0, -1) : round.records;
+    const continuation: Continuation = { h, t: recordLines(records), n: progress.from?.n ?? payload.j.length };
+    const task = progress.taskId ?? progress.from?.task;
+    if (task !== undefined) continuation.task = task;
+    return continuation;
+  }
+
   const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
 
-  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
+  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>, observed: RoundTrace | undefined, progress?: Progress): Promise<R | InputRequiredResult | T> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
-    if (state !== undefined) {
+    const from = progress?.from;
+    if (state !== undefined && from !== undefined) {
+      // An earlier attempt at this very request ran steps and stopped: go on from its journal
+      // (read from the store, where this server put it). A generator this instance holds for
+      // the token knows only the token's journal: it is dropped, never resumed.
+      live.take(state.token, spec.owner);
+      const lines = parseLines(from.t);
+      if (lines === undefined) throw new Error("a kept continuation is not a journal");
+      payload = payloadFrom(from.h, lines, from.t, 2);
+      checkRounds(payload, limits);
+    } else if (state !== undefined) {
       // Only after the token verified, bound to this call: resume this instance's suspended
       // generator. Its journal is the very one that was sealed into this token, so nothing is
       // decoded; otherwise (another instance's token, or a parallel round took the generator)
@@ -190,6 +237,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       {
         start: () => spec.start(ctx),
         journal: payload?.j ?? [],
+        ...(from !== undefined ? { suspendedAt: from.n } : {}),
         format: payload?.format ?? 2,
         outstanding: payload?.o,
         partial: payload?.p ?? {},
@@ -204,6 +252,10 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       },
       resumed?.suspended,
     );
+    if (progress) {
+      progress.round = current;
+      progress.payload = payload;
+    }
     ctx.enter(current, request.signal);
     let outcome: RoundOutcome;
     try {
@@ -224,7 +276,11 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     }
     if (observed) observed.outcome = outcome.type;
     if (outcome.type === "task") {
-      return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, resume: { suspended: outcome.suspended, context: ctx } }));
+      // The task's id is chosen before anything is written and kept with the continuation: a
+      // repeat after a failed or unacknowledged creation finds the same task, never a second.
+      const taskId = from?.task ?? newTaskId();
+      if (progress) progress.taskId = taskId;
+      return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, taskId, resume: { suspended: outcome.suspended, context: ctx } }));
     }
     const check = trace && { round, start: spec.start, principal: spec.binding.principal, callId, declared, trace };
     if (outcome.type === "complete") {
@@ -232,7 +288,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       try {
         result = spec.shape(outcome.value);
       } catch (error) {
-        if (!(error instanceof ResultShapeError)) throw error;
+        // Whatever shaping throws (an output schema's own refinement, a value JSON cannot carry)
+        // is the author's failure: reported, and answered as one. Never a raw internal error.
         report(error, info);
         if (observed) observed.outcome = "author_error";
         return spec.onAuthorFailure();

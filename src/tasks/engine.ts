@@ -50,6 +50,11 @@ export interface StartTask {
   /** The clientCapabilities of the request starting it: they gate the task's asks. */
   caps: unknown;
   callId: string;
+  /**
+   * The task's id when the caller chose it (`newTaskId()`) before anything was written, so that
+   * repeating a start whose outcome was lost finds this task instead of making a second one.
+   */
+  taskId?: string;
   /** What the call did before it became a task (empty when it is a task from its start). */
   journal: JournalRecord[];
   message?: string;
@@ -86,6 +91,9 @@ interface Deps {
 }
 
 const LEASES = "task-leases";
+
+/** A new, unguessable task id. */
+export const newTaskId = (): string => encodeBase64url(randomBytes(16));
 const keyOf = (id: string) => `task:${id}`;
 
 /** Why a run stopped without an outcome of its own. */
@@ -348,7 +356,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
       const now = clock();
       const record: TaskRecord = {
         v: 1,
-        id: encodeBase64url(randomBytes(16)),
+        id: task.taskId ?? newTaskId(),
         rev: 0,
         tool: task.def.name,
         ...(task.def.version !== undefined ? { version: task.def.version } : {}),
@@ -371,7 +379,19 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         lease: lease(),
       };
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
-      if (!(await store.add(keyOf(record.id), JSON.stringify(record), ttlMs))) throw new Error("task id collision");
+      if (!(await store.add(keyOf(record.id), JSON.stringify(record), ttlMs))) {
+        // Already there: an earlier attempt at this start whose answer was lost (a write that
+        // landed after its timeout). The same call's task is that one; it is indexed (again) so
+        // the sweeper runs it if nobody does, and reported as it is now.
+        const raw = await store.get(keyOf(record.id));
+        const existing = raw === undefined ? undefined : taskRecord.safeParse(JSON.parse(raw));
+        if (!existing?.success || existing.data.call !== task.callId || task.taskId === undefined) throw new Error("task id collision");
+        const found = existing.data;
+        if (found.lease !== undefined) await store.schedule(LEASES, found.id, found.lease.until);
+        // Leased to this instance by that attempt, which never got to run it: run it now.
+        if (found.status === "working" && found.lease?.owner === me && !running.has(found.id)) launch(found, undefined);
+        return createResultOf(found);
+      }
       await store.schedule(LEASES, record.id, record.lease!.until);
       launch(record, task.resume);
       return createResultOf(record);
