@@ -6,7 +6,8 @@ import type { SpillRef } from "../journal/spill-ref.js";
 import { DivergenceError, type ErrorInfo } from "../replay/errors.js";
 import type { LiveCalls } from "../replay/live-calls.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
-import { invalidParams, storeSafe } from "./admission.js";
+import { invalidParams, storeFailure, storeSafe } from "./admission.js";
+import { StoreError } from "../store/index.js";
 import type { Spill } from "./spill.js";
 
 /**
@@ -116,7 +117,21 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
   function mintState(binding: StateBinding, header: StateHeader, text: string, info: ErrorInfo): MintedState | Promise<MintedState> {
     // Synchronous unless the journal goes to the store.
     if (!spill.spills(text)) return mintSealed(binding, header, undefined, text, info);
-    return storeSafe(() => spill.seal(text)).then(({ ref, body }) => mintSealed(binding, header, ref, body, info));
+    return spill.seal(text).then(
+      ({ ref, body }) => mintSealed(binding, header, ref, body, info),
+      (error: unknown) => {
+        if (!(error instanceof StoreError)) throw error;
+        // The store cannot keep the journal now: the token carries it, if it fits. The round's
+        // steps have run; failing it here would cost the client a retry for nothing.
+        report(error, info);
+        try {
+          return codec.mint({ binding, data: header, body: text });
+        } catch (inline) {
+          if (inline instanceof StateError) throw storeFailure(error);
+          throw inline;
+        }
+      },
+    );
   }
 
   function mintSealed(binding: StateBinding, header: StateHeader, ref: SpillRef | undefined, body: string, info: ErrorInfo): MintedState {
