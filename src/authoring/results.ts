@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CallToolResult, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents } from "../wire/index.js";
 import { contentBlock, promptMessage, resourceContents } from "../wire/index.js";
+import { isPlainJson } from "../state/value-text.js";
 import { type PromptDefinition, type ToolDefinition, isToolError } from "./definitions.js";
 
 /** Author code returned something the definition does not allow; reported through onError. */
@@ -25,15 +26,26 @@ const toolContent = z.object({
 export function shapeToolResult(def: ToolDefinition, value: unknown): CallToolResult {
   if (isToolError(value)) return errorToolResult(value.message);
   if (def.output) {
-    const parsed = def.output.safeParse(value);
+    let parsed: ReturnType<z.ZodType["safeParse"]>;
+    try {
+      parsed = def.output.safeParse(value);
+    } catch (error) {
+      throw new ResultShapeError(`tool "${def.name}": its output schema threw while checking the result: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
     if (!parsed.success) throw new ResultShapeError(`tool "${def.name}" returned a value that does not match its output schema: ${parsed.error.message}`);
-    const structured = parsed.data as Record<string, unknown>;
+    const structured = jsonOnly(def, parsed.data, "structured output") as Record<string, unknown>;
     return { resultType: "complete", content: [text(JSON.stringify(structured))], structuredContent: structured };
   }
   if (typeof value === "string") return { resultType: "complete", content: [text(value)] };
   const parsed = toolContent.safeParse(value);
-  if (parsed.success) return { resultType: "complete", ...parsed.data };
+  if (parsed.success) return { resultType: "complete", ...(jsonOnly(def, parsed.data, "result") as typeof parsed.data) };
   throw new ResultShapeError(`tool "${def.name}" must return a string, toolError(...) or { content: [...] }`);
+}
+
+/** A result goes out as JSON: anything JSON would drop or refuse (a bigint, a Date, undefined in an array) is the author's mistake, named. */
+function jsonOnly(def: ToolDefinition, value: unknown, what: string): unknown {
+  if (!isPlainJson(value)) throw new ResultShapeError(`tool "${def.name}" returned ${what} that JSON cannot carry as it is (a bigint, Date, Map, undefined, NaN or a class instance): return plain JSON`);
+  return value;
 }
 
 const promptShape = z.union([

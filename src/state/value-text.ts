@@ -148,6 +148,16 @@ function plainExact(value: unknown, depth: number): boolean {
   return Object.getOwnPropertySymbols(value).length === 0;
 }
 
+/** Whether plain JSON carries `value` exactly (no superjson, nothing refused): what a result may hold. */
+export function isPlainJson(value: unknown): boolean {
+  if (plainExact(value, 0)) return true;
+  try {
+    return check(value, { path: [], ancestors: new Set(), reserved: false }, 0);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * `value` as JSON plus, where plain JSON cannot carry it exactly, superjson's metadata (`meta`)
  * and whether reserved keys were escaped (`escaped`). Throws `UnsupportedValueError` for
