@@ -1,0 +1,67 @@
+import { type Store, StoreError } from "mcp-yield";
+
+/**
+ * How a store operation fails:
+ * - `error`: refused at once (`store_unavailable`), nothing written.
+ * - `late`: the caller gets `store_unavailable` (its timeout), but the operation still happens a
+ *   moment later — what a Redis command that timed out on the client does when it lands.
+ */
+export type FaultKind = "error" | "late";
+
+/** Which operations fail: by their 1-based position among all operations, and/or by a predicate. */
+export interface FaultPlan {
+  kind: FaultKind;
+  /** Fail the operation with this position (1 = the first operation after `arm()`). */
+  at?: number;
+  /** Fail every operation this says yes to (e.g. writes of one key prefix). */
+  when?: (op: string, key: string) => boolean;
+}
+
+const OPERATIONS = ["get", "add", "swap", "set", "delete", "schedule", "unschedule", "due"] as const;
+
+/**
+ * A store for tests that fails chosen operations, and counts them. Unarmed it passes everything
+ * through; `arm(plan)` starts counting from 0 and failing by the plan; `disarm()` stops failing.
+ * `settled()` resolves once every late operation has landed.
+ */
+export function faultyStore(inner: Store): Store & { arm(plan: FaultPlan): void; disarm(): void; readonly count: number; readonly failed: string[]; settled(): Promise<void> } {
+  let plan: FaultPlan | undefined;
+  let count = 0;
+  const failed: string[] = [];
+  const landing: Array<Promise<unknown>> = [];
+  const wrapped = {} as Record<string, unknown>;
+  for (const op of OPERATIONS) {
+    wrapped[op] = async (...args: unknown[]) => {
+      const run = () => (inner[op] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
+      if (plan === undefined) return run();
+      count++;
+      const key = String(args[0]);
+      const hit = plan.at === count || (plan.when?.(op, key) ?? false);
+      if (!hit) return run();
+      failed.push(`${op} ${key}`);
+      if (plan.kind === "late") {
+        // Lands after the caller gave up on it (a macrotask later: after the caller's reaction).
+        landing.push(new Promise((resolve) => setTimeout(resolve, 5)).then(run).catch(() => {}));
+      }
+      throw new StoreError("store_unavailable", `injected ${plan.kind} fault on ${op} ${key}`);
+    };
+  }
+  return Object.assign(wrapped as unknown as Store, {
+    close: () => inner.close(),
+    arm(p: FaultPlan) {
+      plan = p;
+      count = 0;
+      failed.length = 0;
+    },
+    disarm() {
+      plan = undefined;
+    },
+    get count() {
+      return count;
+    },
+    failed,
+    async settled() {
+      await Promise.all(landing.splice(0));
+    },
+  });
+}
