@@ -132,7 +132,8 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
   let sweeper: ReturnType<typeof setInterval> | undefined;
   let closed = false;
 
-  const lease = () => ({ owner: me, until: clock() + leaseMs });
+  /** A lease for one run on this instance (`run` fences a stale run of the same task here). */
+  const lease = (run: string | undefined) => ({ owner: me, ...(run !== undefined ? { run } : {}), until: clock() + leaseMs });
   const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
   const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - clock());
 
@@ -159,22 +160,27 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
       if (await store.swap(keyOf(id), current.raw, JSON.stringify(written), storeTtl(written))) {
         // The lease index follows the lease (best effort: a stale entry is only re-checked).
         if (written.lease && written.status === "working") await store.schedule(LEASES, id, written.lease.until);
-        else if (current.record.lease) await store.unschedule(LEASES, id);
+        // An entry left behind only costs the sweeper a look: its failure must not turn a
+        // written transition into a failed one (whose retry would find the record changed).
+        else if (current.record.lease) await store.unschedule(LEASES, id).catch(() => {});
         return { record: written, written: true };
       }
     }
     throw new StoreError("store_unavailable", `task ${id}: too many concurrent writers`);
   }
 
-  /** Whether this instance runs `r` now (and nothing ended or cancelled it). */
-  const owned = (r: TaskRecord) => r.status === "working" && r.lease?.owner === me && r.cancel !== true;
+  /** Whether the lease on `r` is this run's. */
+  const holds = (r: TaskRecord, run: string | undefined) => r.lease?.owner === me && r.lease.run === run;
+  /** Whether run `run` of this instance runs `r` now (and nothing ended or cancelled it). */
+  const owned = (r: TaskRecord, run: string | undefined) => r.status === "working" && holds(r, run) && r.cancel !== true;
 
-  const finish = (id: string, outcome: Partial<TaskRecord> & { status: TaskRecord["status"] }) =>
+  /** End the task with `outcome`: by the run that holds it (`run`), or a cancellation by anyone. */
+  const finish = (id: string, outcome: Partial<TaskRecord> & { status: TaskRecord["status"] }, run?: string) =>
     update(id, (r) => {
       if (isTerminal(r.status)) return false;
       // A cancel that was acknowledged wins over an outcome that arrived after it.
       if (r.cancel === true && outcome.status !== "cancelled") return { ...r, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
-      if (outcome.status !== "cancelled" && r.lease?.owner !== me) return false;
+      if (outcome.status !== "cancelled" && !holds(r, run)) return false;
       const { lease: _lease, park: _park, ...rest } = r;
       return { ...rest, waiting: [], answers: {}, ...outcome };
     });
@@ -188,20 +194,22 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
   /** Run the task (leased by this instance) until it parks on asks or ends. */
   async function drive(record: TaskRecord, resume: Parked | undefined): Promise<void> {
     const id = record.id;
+    // This run's identity in the lease: every write below is conditional on it still holding.
+    const run = record.lease?.run;
     const def = defs.get(record.tool);
     if (def === undefined) {
       // Another deployment's tool: let an instance that has it take the task over.
-      await update(id, (r) => (r.lease?.owner === me ? { ...r, lease: { owner: me, until: 0 } } : false));
+      await update(id, (r) => (holds(r, run) ? { ...r, lease: { owner: me, until: 0 } } : false));
       report(new Error(`task ${id}: this instance has no tool "${record.tool}"; released for another instance`), infoOf(record));
       return;
     }
     if (def.version !== record.version) {
-      await finish(id, { status: "failed", message: "The tool changed", error: { code: ErrorCode.InvalidParams, message: `The tool "${def.name}" changed version (from ${JSON.stringify(record.version ?? null)} to ${JSON.stringify(def.version ?? null)}) while the task ran`, data: { reason: "journal_divergence" } } });
+      await finish(id, { status: "failed", message: "The tool changed", error: { code: ErrorCode.InvalidParams, message: `The tool "${def.name}" changed version (from ${JSON.stringify(record.version ?? null)} to ${JSON.stringify(def.version ?? null)}) while the task ran`, data: { reason: "journal_divergence" } } }, run);
       return;
     }
     const input = def.input.safeParse(record.args);
     if (!input.success) {
-      await finish(id, { status: "failed", message: "Invalid arguments", error: { code: ErrorCode.InvalidParams, message: `The task's arguments no longer fit the tool "${def.name}"`, data: { reason: "invalid_arguments" } } });
+      await finish(id, { status: "failed", message: "Invalid arguments", error: { code: ErrorCode.InvalidParams, message: `The task's arguments no longer fit the tool "${def.name}"`, data: { reason: "invalid_arguments" } } }, run);
       return;
     }
     const context = resume?.context ?? new CallContext(record.principal, record.call);
@@ -215,13 +223,35 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
       if (why === "cancelled") grace = setTimeout(() => void finish(id, { status: "cancelled", message: "Cancelled" }).catch(() => {}), graceMs);
     };
     running.set(id, { cancel: () => halt("cancelled"), shutdown: () => halt("shutdown") });
+    // Until when this run's lease holds, as this run last wrote it.
+    let held = record.lease?.until ?? clock() + leaseMs;
+    const holding = <T extends { record: TaskRecord | undefined; written: boolean }>(saved: T): T => {
+      if (saved.written && saved.record?.lease?.owner === me) held = saved.record.lease.until;
+      return saved;
+    };
+    /**
+     * A write of this run's progress, retried through store failures while the lease holds: a
+     * step's result must not be lost to one failed (or unacknowledged) write, or the instance
+     * taking over would run the step again. Each try re-reads the record, so a write that
+     * landed after its timeout is simply found (and written over with the same content).
+     */
+    const persisting = async <T>(write: () => Promise<T>): Promise<T> => {
+      for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+        try {
+          return await write();
+        } catch (error) {
+          if (!(error instanceof StoreError) || stop !== undefined || clock() + delay >= held) throw error;
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+    };
 
     const heartbeat = setInterval(() => {
       void (async () => {
         const current = (await load(id))?.record;
-        if (current === undefined || isTerminal(current.status) || current.lease?.owner !== me) return halt("lost");
+        if (current === undefined || isTerminal(current.status) || !holds(current, run)) return halt("lost");
         if (current.cancel === true) return halt("cancelled");
-        if (current.lease.until - clock() < leaseMs / 2) await update(id, (r) => (owned(r) ? { ...r, lease: lease() } : false));
+        if (current.lease!.until - clock() < leaseMs / 2) holding(await update(id, (r) => (owned(r, run) ? { ...r, lease: lease(run) } : false)));
       })().catch(() => {
         // A store that does not answer: the lease runs out and another instance takes over.
       });
@@ -240,7 +270,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         clock,
         task: "inside",
         onStep: async (records) => {
-          const saved = await update(id, (r) => (owned(r) ? { ...r, journal: records.slice(), lease: lease() } : false));
+          const saved = holding(await persisting(() => update(id, (r) => (owned(r, run) ? { ...r, journal: records.slice(), lease: lease(run) } : false))));
           if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
           if (stop) throw stop;
         },
@@ -265,12 +295,13 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
           report(error, infoOf(record));
           result = errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`);
         }
-        await finish(id, { status: "completed", message: undefined, result, journal: outcome.journal });
+        const completed = result;
+        await persisting(() => finish(id, { status: "completed", message: undefined, result: completed, journal: outcome.journal }, run));
       } else if (outcome.type === "input_required") {
-        await park(record, def, outcome, { suspended: outcome.suspended, context });
+        await persisting(() => park(record, def, outcome, { suspended: outcome.suspended, context }, run));
       }
     } catch (error) {
-      await settleFailure(record, def, error, stop);
+      await settleFailure(record, def, error, stop, run);
     } finally {
       clearInterval(heartbeat);
       clearTimeout(grace);
@@ -278,33 +309,33 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
     }
   }
 
-  async function settleFailure(record: TaskRecord, def: ToolDefinition, error: unknown, stop: Stop | undefined): Promise<void> {
+  async function settleFailure(record: TaskRecord, def: ToolDefinition, error: unknown, stop: Stop | undefined, run: string | undefined): Promise<void> {
     const id = record.id;
     if (stop?.why === "cancelled" || (error instanceof Stop && error.why === "cancelled")) {
       await finish(id, { status: "cancelled", message: "Cancelled" });
     } else if (stop?.why === "lost" || (error instanceof Stop && error.why === "lost")) {
       // Someone else runs it (or it ended): nothing to write.
     } else if (stop?.why === "shutdown") {
-      await update(id, (r) => (owned(r) ? { ...r, lease: { owner: me, until: 0 } } : false));
+      await update(id, (r) => (owned(r, run) ? { ...r, lease: { owner: me, until: 0 } } : false));
     } else if (error instanceof StoreError) {
       report(error, infoOf(record)); // the lease runs out; another instance takes over
     } else if (error instanceof AuthorCodeError && !(error.cause instanceof ProtocolError)) {
       // Like a foreground call: the tool failed, the model sees an isError result.
       report(error.cause, infoOf(record));
-      await finish(id, { status: "completed", message: undefined, result: errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`) });
+      await finish(id, { status: "completed", message: undefined, result: errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`) }, run);
     } else {
       const protocol = error instanceof AuthorCodeError ? (error.cause as ProtocolError) : error instanceof ProtocolError ? error : undefined;
       if (protocol === undefined) report(error, infoOf(record));
       const failure = protocol?.toJSON() ?? { code: ErrorCode.InternalError, message: "Internal error" };
-      await finish(id, { status: "failed", message: failure.message, error: failure });
+      await finish(id, { status: "failed", message: failure.message, error: failure }, run);
     }
   }
 
   /** The task waits for answers: new asks get wire keys never used before in this task. */
-  async function park(record: TaskRecord, def: ToolDefinition, outcome: Extract<RoundOutcome, { type: "input_required" }>, generator: Parked): Promise<void> {
+  async function park(record: TaskRecord, def: ToolDefinition, outcome: Extract<RoundOutcome, { type: "input_required" }>, generator: Parked, run: string | undefined): Promise<void> {
     const nonce = encodeBase64url(randomBytes(16));
     const parkedNow = await update(record.id, (r) => {
-      if (!owned(r)) return false;
+      if (!owned(r, run)) return false;
       const used = new Set(r.used);
       const waiting = Object.entries(outcome.inputRequests).map(([key, request]) => {
         const wire = wireKeyFor(key, used);
@@ -321,7 +352,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
   /** Take over a working task whose lease ran out (its instance died or shut down). */
   async function takeOver(id: string): Promise<void> {
     const now = clock();
-    const taken = await update(id, (r) => (r.status === "working" && r.cancel !== true && (r.lease === undefined || r.lease.until <= now) ? { ...r, lease: lease() } : false));
+    const taken = await update(id, (r) => (r.status === "working" && r.cancel !== true && (r.lease === undefined || r.lease.until <= now) ? { ...r, lease: lease(randomUuid()) } : false));
     if (taken.written && taken.record) launch(taken.record, undefined);
     else if (taken.record === undefined || isTerminal(taken.record.status) || taken.record.status === "input_required") await store.unschedule(LEASES, id);
     else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await finish(id, { status: "cancelled", message: "Cancelled" });
@@ -376,7 +407,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         answers: {},
         partial: {},
         used: [],
-        lease: lease(),
+        lease: lease(randomUuid()),
       };
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
       if (!(await store.add(keyOf(record.id), JSON.stringify(record), ttlMs))) {
@@ -417,7 +448,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         }
         if (!changed) return false;
         const complete = r.waiting.every((w) => Object.hasOwn(answers, w.key));
-        return complete ? { ...r, answers, status: "working", message: undefined, lease: lease() } : { ...r, answers };
+        return complete ? { ...r, answers, status: "working", message: undefined, lease: lease(randomUuid()) } : { ...r, answers };
       });
       if (result.written && result.record?.status === "working") {
         ensureSweeper();
