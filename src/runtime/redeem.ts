@@ -87,6 +87,19 @@ const FREE = JSON.stringify({ s: "free" });
 export function createRedemption({ store, clock, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
   const me = randomUuid();
   const pollMs = 25;
+  /**
+   * Claims whose write failed on this instance but may land later (a timed-out command): a
+   * repeat finding one takes it over at once instead of waiting for it to expire. Bounded.
+   */
+  const abandoned = new Set<string>();
+  const abandon = (key: string, value: string, ttl: () => number) => {
+    if (abandoned.size >= 1024) abandoned.clear();
+    abandoned.add(value);
+    // Other instances would wait for it to expire: free it once it has landed, if it did.
+    const free = () => void store.swap(key, value, FREE, ttl()).then((ok) => ok && abandoned.delete(value), () => {});
+    setTimeout(free, 250).unref?.();
+    setTimeout(free, 2000).unref?.();
+  };
 
   function parse(key: string, raw: string): RedemptionRecord {
     let json: unknown;
@@ -168,7 +181,14 @@ export function createRedemption({ store, clock, report, claimMs = 15_000, waitM
       const mine = (k?: Continuation) => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: clock() + claimMs, ...(k ? { k } : {}) });
       for (;;) {
         const first = mine();
-        if (await store.add(key, first, ttl())) return owned(key, first, digest, claim, undefined, ttl);
+        let added: boolean;
+        try {
+          added = await store.add(key, first, ttl());
+        } catch (error) {
+          if (error instanceof StoreError) abandon(key, first, ttl);
+          throw error;
+        }
+        if (added) return owned(key, first, digest, claim, undefined, ttl);
         const raw = await store.get(key);
         if (raw === undefined) continue; // it expired in between: claim again
         const found = parse(key, raw);
@@ -181,7 +201,7 @@ export function createRedemption({ store, clock, report, claimMs = 15_000, waitM
           throw new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", { reason: "state_redeemed" });
         }
         if (found.s === "done") return { kind: "stored", response: found.r as RoundResponse };
-        if (found.s === "cont" || found.u <= clock()) {
+        if (found.s === "cont" || found.u <= clock() || abandoned.has(raw)) {
           // A round that stopped after its steps (continue from where it got), or whose runner
           // stopped renewing (an instance that died mid-round): take the round over.
           const next = mine(found.k);
