@@ -46,7 +46,7 @@ export function faultyStore(inner: Store): Store & { arm(plan: FaultPlan): void;
       throw new StoreError("store_unavailable", `injected ${plan.kind} fault on ${op} ${key}`);
     };
   }
-  return Object.assign(wrapped as unknown as Store, {
+  const controls = {
     close: () => inner.close(),
     arm(p: FaultPlan) {
       plan = p;
@@ -56,12 +56,11 @@ export function faultyStore(inner: Store): Store & { arm(plan: FaultPlan): void;
     disarm() {
       plan = undefined;
     },
-    get count() {
-      return count;
-    },
     failed,
     async settled() {
       await Promise.all(landing.splice(0));
     },
-  });
+  };
+  // `count` stays a live getter (Object.assign would copy its value once).
+  return Object.defineProperty(Object.assign(wrapped as unknown as Store, controls), "count", { get: () => count }) as Store & typeof controls & { readonly count: number };
 }

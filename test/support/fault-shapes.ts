@@ -1,0 +1,171 @@
+import { z } from "zod";
+import { elicit, now, patched, runAsTask, type Runtime, step, tool, type ToolDefinition, uuid } from "mcp-yield";
+
+/**
+ * The tool shapes the fault-injection suite drives, each with the answers a client gives it. A
+ * step counts its runs under `ctx.idempotencyKey(name)`: one key per call and step, the same on
+ * every attempt, so "ran twice" is a count above one under one key.
+ */
+
+export type StepRuns = Map<string, number>;
+const Ok = z.object({ ok: z.boolean() });
+const TASKS = { "io.modelcontextprotocol/tasks": {} };
+
+export interface Shape {
+  name: string;
+  def: (runs: StepRuns) => ToolDefinition;
+  /** The answer for each ask key. */
+  answers: Record<string, unknown>;
+  capabilities: Record<string, unknown>;
+  /** Runtime options the shape needs (a spill threshold, short leases). */
+  options?: Record<string, unknown>;
+}
+
+function counted(runs: StepRuns, key: string, value: unknown) {
+  runs.set(key, (runs.get(key) ?? 0) + 1);
+  return value;
+}
+
+const yes = { action: "accept", content: { ok: true } };
+
+export const SHAPES: Shape[] = [
+  {
+    name: "foreground, three rounds with steps",
+    capabilities: { elicitation: {} },
+    answers: { a: yes, b: yes },
+    def: (runs) =>
+      tool({ name: "rounds", description: "", input: z.object({}), async *run(_i, ctx) {
+        const quote = yield* step("quote", () => counted(runs, ctx.idempotencyKey("quote"), 120));
+        yield* elicit(`Pay ${quote}?`, Ok, { key: "a" });
+        const id = yield* uuid();
+        const charge = yield* step("charge", () => counted(runs, ctx.idempotencyKey("charge"), `R-${quote}`));
+        yield* elicit("Email the receipt?", Ok, { key: "b" });
+        const mail = yield* step("mail", () => counted(runs, ctx.idempotencyKey("mail"), "sent"));
+        return `${charge} ${mail} ${id.length}`;
+      } }),
+  },
+  {
+    name: "foreground, a journal spilled to the store",
+    capabilities: { elicitation: {} },
+    answers: { a: yes, b: yes },
+    options: { spillBytes: 256, state: { maxTokenBytes: 2048 } },
+    def: (runs) =>
+      tool({ name: "spill", description: "", input: z.object({}), async *run(_i, ctx) {
+        yield* elicit("Start?", Ok, { key: "a" });
+        const blob = yield* step("blob", () => counted(runs, ctx.idempotencyKey("blob"), "x".repeat(4000)));
+        yield* elicit("Again?", Ok, { key: "b" });
+        const tail = yield* step("tail", () => counted(runs, ctx.idempotencyKey("tail"), String(blob).length));
+        return `blob ${tail}`;
+      } }),
+  },
+  {
+    name: "foreground, then a task at runAsTask()",
+    capabilities: { elicitation: {}, extensions: TASKS },
+    answers: { a: yes },
+    def: (runs) =>
+      tool({ name: "become", description: "", input: z.object({}), task: "optional", taskFrom: "runAsTask", async *run(_i, ctx) {
+        yield* elicit("Go?", Ok, { key: "a" });
+        const before = yield* step("before", () => counted(runs, ctx.idempotencyKey("before"), 1));
+        yield* runAsTask("working");
+        const after = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), 2));
+        return `before ${before} after ${after}`;
+      } }),
+  },
+  {
+    name: "a task that parks on an ask and resumes",
+    capabilities: { elicitation: {}, extensions: TASKS },
+    answers: { confirm: yes },
+    def: (runs) =>
+      tool({ name: "parks", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
+        const draft = yield* step("draft", () => counted(runs, ctx.idempotencyKey("draft"), "D1"));
+        const at = yield* now();
+        const ok = yield* elicit(`Publish ${draft}?`, Ok, { key: "confirm" });
+        const done = yield* step("publish", () => counted(runs, ctx.idempotencyKey("publish"), `${draft}:${ok.action}`));
+        return `${done} ${typeof at}`;
+      } }),
+  },
+  {
+    name: "a task with a patched() branch after a step",
+    capabilities: { elicitation: {}, extensions: TASKS },
+    answers: { confirm: yes },
+    def: (runs) =>
+      tool({ name: "patchy", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
+        yield* step("prepare", () => counted(runs, ctx.idempotencyKey("prepare"), 1));
+        const v2 = yield* patched("v2");
+        const ok = yield* elicit("Confirm?", Ok, { key: "confirm" });
+        const out = yield* step(v2 ? "new" : "old", () => counted(runs, ctx.idempotencyKey(v2 ? "new" : "old"), v2 ? "new" : "old"));
+        return `${out} ${ok.action}`;
+      } }),
+  },
+];
+
+/** Reasons a client is told to retry the same request. */
+const RETRY = new Set(["store_unavailable", "store_full", "round_in_progress"]);
+
+export interface Drive {
+  /** The final text, or the error the client was left with. */
+  outcome: { text: string } | { error: string };
+  /** Requests the client sent. */
+  requests: number;
+}
+
+function reasonOf(error: unknown): string | undefined {
+  const data = (error as { data?: { reason?: unknown } }).data;
+  return typeof data?.reason === "string" ? data.reason : undefined;
+}
+
+/**
+ * A client that does what the protocol and our errors tell it: answer asks, retry a request
+ * that failed with a retryable reason, follow a task with tasks/get and tasks/update. Bounded
+ * in requests and time: a call still open at the end is "stuck".
+ */
+export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape, limits = { requests: 200, ms: 15_000 }): Promise<Drive> {
+  const info = { clientCapabilities: shape.capabilities };
+  const started = Date.now();
+  let requests = 0;
+  const attempt = async <T>(send: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      if (requests >= limits.requests || Date.now() - started > limits.ms) throw new Error(`stuck after ${requests} requests`);
+      requests++;
+      try {
+        return await send();
+      } catch (error) {
+        if (!RETRY.has(reasonOf(error) ?? "")) throw error;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    }
+  };
+  try {
+    let params: Record<string, unknown> = { name: def.name, arguments: {} };
+    for (;;) {
+      const result = (await attempt(() => runtime.callTool(def, params, info))) as Record<string, unknown>;
+      if (result.resultType === "input_required") {
+        const asks = result.inputRequests as Record<string, unknown>;
+        params = { name: def.name, arguments: {}, requestState: result.requestState, inputResponses: Object.fromEntries(Object.keys(asks).map((k) => [k, shape.answers[k]])) };
+        continue;
+      }
+      if (result.resultType !== "task") return { outcome: { text: textOf(result) }, requests };
+      const taskId = result.taskId as string;
+      for (;;) {
+        const task = (await attempt(() => runtime.getTask({ taskId }, info))) as unknown as Record<string, unknown>;
+        if (task.status === "completed") return { outcome: { text: textOf(task.result as Record<string, unknown>) }, requests };
+        if (task.status === "failed" || task.status === "cancelled") return { outcome: { error: `task ${String(task.status)}: ${JSON.stringify(task.error ?? task.statusMessage)}` }, requests };
+        if (task.status === "input_required") {
+          const asks = task.inputRequests as Record<string, unknown>;
+          // Task keys may carry a suffix (keys are unique for the task's life): answer by base key.
+          const inputResponses = Object.fromEntries(Object.keys(asks).map((k) => [k, shape.answers[k.replace(/~\d+$/, "")]]));
+          await attempt(() => runtime.updateTask({ taskId, inputResponses }, info));
+        }
+        if (requests >= limits.requests || Date.now() - started > limits.ms) throw new Error(`stuck: task still ${String(task.status)} after ${requests} requests`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+  } catch (error) {
+    return { outcome: { error: error instanceof Error ? error.message : String(error) }, requests };
+  }
+}
+
+function textOf(result: Record<string, unknown>): string {
+  const content = result.content as Array<{ text?: string }> | undefined;
+  return `${result.isError === true ? "isError: " : ""}${(content ?? []).map((c) => c.text).join(" ")}`;
+}
