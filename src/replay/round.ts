@@ -82,8 +82,11 @@ export interface RoundInput {
    */
   task?: "foreground" | "become" | "inside";
   /**
-   * Called after each step's result is recorded, before the code goes on: a task persists its
-   * journal here, so a step that completed is never run again after a crash. A throw ends the round.
+   * Called whenever the round's records must be saved before it goes on: after each step's
+   * result is recorded, and before a step runs if records were made since the last save (a
+   * `uuid()`, `now()`, `ctx.can` or `patched()` whose value the step may use). A task persists its
+   * journal here, so after a crash the instance taking over replays those values instead of
+   * making new ones, and a step that completed never runs again. A throw ends the round.
    */
   onStep?: (records: readonly JournalRecord[]) => Promise<void>;
 }
@@ -162,6 +165,8 @@ export class Round {
   /** A divergence found inside author code (which might catch it): rethrown after `next()`. */
   private diverged: DivergenceError | undefined;
 
+  /** How many records `onStep` has been given (at first: those the round was handed, which are saved). */
+  private saved: number;
   /** The journal came in format 1: its records are checked and decoded as such. */
   private readonly v1: boolean;
 
@@ -175,6 +180,7 @@ export class Round {
     this.asks = resume ? resume.asks : 0;
     this.v1 = !resume && input.format === 1;
     this.suspendedAt = resume ? -1 : (input.suspendedAt ?? input.journal.length);
+    this.saved = resume ? resume.records.length : input.journal.length;
   }
 
   /**
@@ -303,6 +309,10 @@ export class Round {
       let text: string;
       switch (effect.kind) {
         case "step":
+          if (input.onStep && this.records.length > this.saved) {
+            this.saved = this.records.length;
+            await input.onStep(this.records);
+          }
           text = recordable(await this.runStep(effect.name, effect.fn), `the value step("${effect.name}") returned`);
           break;
         case "now":
@@ -335,7 +345,10 @@ export class Round {
       }
       this.records.push([fp, text]);
       this.index++;
-      if (effect.kind === "step" && input.onStep) await input.onStep(this.records);
+      if (effect.kind === "step" && input.onStep) {
+        this.saved = this.records.length;
+        await input.onStep(this.records);
+      }
       send = decodeOutcome(effect, text);
     }
   }

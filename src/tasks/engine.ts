@@ -270,7 +270,11 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         clock,
         task: "inside",
         onStep: async (records) => {
-          const saved = holding(await persisting(() => update(id, (r) => (owned(r, run) ? { ...r, journal: records.slice(), lease: lease(run) } : false))));
+          const saved = holding(await persisting(() => update(id, (r) =>
+                // The parked asks' answers are in the journal now: their bookkeeping goes, or a
+                // takeover would take the journal's end for the park point (patched() = old code).
+                owned(r, run) ? { ...r, journal: records.slice(), outstanding: {}, partial: {}, answers: {}, waiting: [], lease: lease(run) } : false,
+              )));
           if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
           if (stop) throw stop;
         },
