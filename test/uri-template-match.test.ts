@@ -1,0 +1,55 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compileUriTemplate } from "mcp-yield";
+
+// Template matching gives the answers of the regular expression it replaced — shortest
+// `{+name}`, longest `{name}` such that the rest matches — in time linear in the uri.
+
+const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** The reference: the regular expression the matcher used to be. */
+function reference(template: string, uri: string): Record<string, string> | undefined {
+  const names: string[] = [];
+  const pattern = template.replace(/\{(\+?)(\w+)\}|([^{}]+)/g, (_m, plus: string, name: string, literal: string) => {
+    if (literal !== undefined) return escape(literal);
+    names.push(name);
+    return plus ? "(.+?)" : "([^/?#]+)";
+  });
+  const m = new RegExp(`^${pattern}$`).exec(uri);
+  if (m === null) return undefined;
+  try {
+    return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+  } catch {
+    return undefined;
+  }
+}
+
+const literal = fc.stringMatching(/^[a./?#-]{1,3}$/);
+const variable = fc.tuple(fc.boolean(), fc.nat(1000)).map(([plus, n]) => ({ plus, n }));
+const template = fc.array(fc.tuple(literal, variable), { minLength: 1, maxLength: 3 }).chain((pairs) =>
+  fc.option(literal, { nil: undefined }).map((tail) => `x://${pairs.map(([lit, v], i) => `${lit}{${v.plus ? "+" : ""}v${i}}`).join("")}${tail ?? ""}`),
+);
+
+describe("uri template matching", () => {
+  it("agrees with the regular expression on every template and uri (property)", () => {
+    fc.assert(
+      fc.property(template, fc.stringMatching(/^[a./?#%-]{0,14}$/), (t, tail) => {
+        const compiled = compileUriTemplate(t);
+        for (const uri of [`x://${tail}`, `x://a${tail}a`, `x://${tail}.a/b`]) expect(compiled.match(uri)).toEqual(reference(t, uri));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("a 1 MiB uri against {+path} followed by more template is answered at once, match or not", () => {
+    const files = compileUriTemplate("files://{+path}.{ext}");
+    const deep = compileUriTemplate("files://{a}.{b}.{c}/{+rest}#{frag}");
+    const long = "a.".repeat(512 * 1024);
+    const started = performance.now();
+    expect(files.match(`files://${long}/x`)).toBeUndefined(); // what took the regular expression hours
+    // The shortest path after which the rest matches, as the regular expression chose.
+    expect(files.match(`files://${long}txt`)).toEqual({ path: "a", ext: `${long.slice(2)}txt` });
+    expect(deep.match(`files://${long}`)).toBeUndefined();
+    // Not a benchmark: the quadratic matcher took ~3 s for 48 KB (about 20 minutes for this).
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
