@@ -13,7 +13,7 @@ export interface OpenTelemetryObserverOptions {
  * An `onRound` observer that records each round as a span (`tools/call book_flight round 2`),
  * with a child span per step run, at the times they happened. The round span is a child of the
  * span active when the round ends (the SDK's or your HTTP server's request span, if any).
- * Attributes: `mcp.method.name`, `mcp_yield.target`, `mcp_yield.call_id`, `mcp_yield.round`,
+ * Spans are named by the definition (`tools/call book_flight round 2`; a resource template by its template, never by the uri a client sent). Attributes: `mcp.method.name`, `mcp_yield.target` (the uri, for resources), `mcp_yield.definition`, `mcp_yield.call_id`, `mcp_yield.round`,
  * `mcp_yield.path` (first, resumed, replayed), `mcp_yield.replayed`, `mcp_yield.asks`,
  * `mcp_yield.state_bytes_in`/`_out`, `mcp_yield.outcome`, and `mcp_yield.error.reason` on errors.
  */
@@ -23,6 +23,7 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
     const attributes: Attributes = {
       "mcp.method.name": round.method,
       "mcp_yield.target": round.target,
+      "mcp_yield.definition": round.definition,
       "mcp_yield.round": round.round,
       "mcp_yield.path": round.path,
       "mcp_yield.replayed": round.replayed,
@@ -33,7 +34,8 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
     };
     if (round.callId !== undefined) attributes["mcp_yield.call_id"] = round.callId;
     if (round.error) attributes["mcp_yield.error.reason"] = round.error.reason;
-    const span = tracer.startSpan(`${round.method} ${round.target} round ${round.round}`, { startTime: round.startedAt, attributes });
+    // Named by the definition (the server's text, bounded in number), never by the client's uri.
+    const span = tracer.startSpan(`${round.method} ${round.definition} round ${round.round}`, { startTime: round.startedAt, attributes });
     const parent = trace.setSpan(context.active(), span);
     for (const step of round.steps) {
       const child = tracer.startSpan(`step ${step.name}`, { startTime: step.startedAt, attributes: { "mcp_yield.step.name": step.name, "mcp_yield.step.ok": step.ok } }, parent);

@@ -2,7 +2,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { SpanStatusCode } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMemoryStore, createRuntime, elicit, formatRoundTrace, ProtocolError, type RoundTrace, type Runtime, type RuntimeOptions, step, tool } from "mcp-yield";
+import { createMemoryStore, createRuntime, elicit, formatRoundTrace, ProtocolError, resourceTemplate, type RoundTrace, type Runtime, type RuntimeOptions, step, tool } from "mcp-yield";
 import { openTelemetryObserver } from "mcp-yield/otel";
 
 const keys = [{ id: "t", secret: new Uint8Array(32).fill(6) }];
@@ -104,5 +104,35 @@ describe("OpenTelemetry spans (mcp-yield/otel)", () => {
     const [failed] = exporter.getFinishedSpans();
     expect(failed!.status.code).toBe(SpanStatusCode.ERROR);
     expect(failed!.attributes["mcp_yield.error.reason"]).toBe("bad_signature");
+  });
+});
+
+describe("client text in traces", () => {
+  const notes = resourceTemplate({ uriTemplate: "notes://{+path}", name: "notes", *run({ path }) {
+    return `note ${path.length}`;
+  } });
+  // A client-chosen uri: a forged second log line, a bidi override, a backslash, and bulk.
+  const uri = `notes://a\n[mcp-yield] tools/call pay round 1, first → complete\r\u202e\\${"x".repeat(500)}`;
+
+  it("a log line escapes the uri (no forged line, no reordering) and names the template", async () => {
+    const traces: RoundTrace[] = [];
+    const runtime = createRuntime({ state: { keys }, onRound: (t) => traces.push(t) });
+    await runtime.readResource(notes, { uri }, caps);
+    const line = formatRoundTrace(traces[0]!);
+    expect(line).not.toMatch(/[\n\r\u202e]/);
+    expect(line).toContain("resources/read notes://{+path} notes://a\\u000a[mcp-yield] tools/call pay");
+    expect(line).toContain("\\u202e\\\\x");
+    expect(line).toContain("x…");
+    expect(line.length).toBeLessThan(400);
+  });
+
+  it("spans are named by the template; the uri is an attribute", async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const runtime = createRuntime({ state: { keys }, onRound: openTelemetryObserver({ tracer: provider.getTracer("test") }) });
+    await runtime.readResource(notes, { uri }, caps);
+    const [span] = exporter.getFinishedSpans();
+    expect(span!.name).toBe("resources/read notes://{+path} round 1");
+    expect(span!.attributes).toMatchObject({ "mcp_yield.target": uri, "mcp_yield.definition": "notes://{+path}" });
   });
 });

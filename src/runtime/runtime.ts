@@ -128,6 +128,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return run<CallToolResult, CreateTaskResult>(
         {
           owner: def,
+          definition: def.name,
           binding: bindingFor("tools/call", def.name, args, request.principal),
           version: def.version,
           requestState: params.requestState,
@@ -150,6 +151,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return run<GetPromptResult>(
         {
           owner: def,
+          definition: def.name,
           binding: bindingFor("prompts/get", def.name, args, request.principal),
           version: def.version,
           requestState: params.requestState,
@@ -178,6 +180,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return run<ReadResourceResult>(
         {
           owner: def,
+          definition: def.type === "resource" ? def.uri : def.uriTemplate,
           binding: bindingFor("resources/read", uri, {}, request.principal),
           version: def.version,
           requestState: params.requestState,

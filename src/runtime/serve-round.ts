@@ -33,6 +33,8 @@ import type { RoundTrace } from "./trace.js";
 export interface CallSpec<R, T = never> {
   /** The definition being run (live generators are only resumed under the same one). */
   owner: object;
+  /** The definition's own name: the tool's or prompt's name, the resource's uri or the template (never client text). */
+  definition: string;
   binding: StateBinding;
   version: string | undefined;
   requestState: string | undefined;
@@ -105,6 +107,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     const trace: RoundTrace = {
       method: spec.binding.method,
       target: spec.binding.target,
+      definition: spec.definition,
       callId: undefined,
       round: 0,
       path: spec.requestState === undefined ? "first" : "replayed",

@@ -19,8 +19,10 @@ export type RoundOutcomeKind = "input_required" | "complete" | "task" | "author_
  */
 export interface RoundTrace {
   method: StateBinding["method"];
-  /** Tool or prompt name, or resource uri. */
+  /** Tool or prompt name, or resource uri — for a resource template, the uri the client sent (its text is the client's). */
   target: string;
+  /** The definition that ran: the tool's or prompt's name, the resource's uri, or the resource template (the server's own text). */
+  definition: string;
   /** The call's id (the same in every round), or `undefined` when the round failed before it was known. */
   callId: string | undefined;
   /** 1 for the first round of a call. */
@@ -46,9 +48,23 @@ export interface RoundTrace {
 
 const ms = (n: number) => (n >= 10 ? n.toFixed(0) : n.toFixed(1));
 
+/** Most characters of client text a trace line shows. */
+const SHOWN = 200;
+
+/**
+ * Client text made safe for a log line: control characters, line and paragraph separators and
+ * bidirectional overrides escaped as `\uXXXX` (so a uri cannot start a forged line or reorder
+ * one), backslashes doubled, and long text cut.
+ */
+export function printable(text: string): string {
+  const cut = text.length > SHOWN ? `${text.slice(0, SHOWN)}…` : text;
+  return cut.replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => (c === "\\" ? "\\\\" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+}
+
 /** One line per round, for logs (the example server prints it with `MCP_YIELD_TRACE=1`). */
 export function formatRoundTrace(t: RoundTrace): string {
-  const parts = [`[mcp-yield] ${t.method} ${t.target} round ${t.round}`, t.path === "replayed" ? `replayed ${t.replayed} record${t.replayed === 1 ? "" : "s"}` : t.path];
+  const target = t.target === t.definition ? t.target : `${t.definition} ${printable(t.target)}`;
+  const parts = [`[mcp-yield] ${t.method} ${target} round ${t.round}`, t.path === "replayed" ? `replayed ${t.replayed} record${t.replayed === 1 ? "" : "s"}` : t.path];
   if (t.steps.length > 0) parts.push(`steps ${t.steps.map((s) => `${s.name} ${ms(s.ms)} ms${s.ok ? "" : " FAILED"}`).join(", ")}`);
   if (t.asks.length > 0) parts.push(`asked ${t.asks.map((a) => a.key).join(", ")}`);
   parts.push(`state ${t.stateBytesIn} → ${t.stateBytesOut} B`, `${ms(t.ms)} ms`);
