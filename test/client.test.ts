@@ -155,10 +155,63 @@ describe("following a task", () => {
     const remove = controller.signal.removeEventListener.bind(controller.signal);
     controller.signal.addEventListener = ((...a: Parameters<typeof add>) => (added++, add(...a))) as typeof add;
     controller.signal.removeEventListener = ((...a: Parameters<typeof remove>) => (removed++, remove(...a))) as typeof remove;
-    const result = await callWithInput(send, "tools/call", { name: "t" }, {}, { signal: controller.signal });
+    // The caller lowers the poll floor on purpose here (the server suggests 5 ms).
+    const result = await callWithInput(send, "tools/call", { name: "t" }, {}, { signal: controller.signal, minPollIntervalMs: 0 });
     expect(result).toMatchObject({ content: [{ text: "ok" }] });
     expect(polls).toBe(31);
     expect(added).toBeGreaterThanOrEqual(30);
     expect(added - removed).toBe(0);
   });
 });
+
+describe("the client's bounds against a hostile server", () => {
+  const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+  const taskServer = (pollIntervalMs: number, doneAfter: number) => {
+    const polls: number[] = [];
+    const cancels: string[] = [];
+    const now = () => new Date().toISOString();
+    const { f } = fakeFetch((b) => {
+      const method = (b as unknown as { method: string }).method;
+      const base = { taskId: "t1", createdAt: now(), lastUpdatedAt: now(), ttlMs: 60_000, pollIntervalMs };
+      if (method === "tools/call") return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "task", status: "working", ...base } });
+      if (method === "tasks/cancel") return cancels.push("t1"), json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete" } });
+      polls.push(performance.now());
+      const done = polls.length > doneAfter;
+      return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete", status: done ? "completed" : "working", ...base, ...(done ? { result: { resultType: "complete", content: [{ type: "text", text: "ok" }] } } : {}) } });
+    });
+    return { send: createFetchSender("http://x/mcp", { capabilities: TASKS, fetch: f }), polls, cancels };
+  };
+
+  it("never polls faster than the floor, whatever pollIntervalMs the server names", async () => {
+    const { send, polls } = taskServer(1, 3);
+    await callWithInput(send, "tools/call", { name: "t" }, {});
+    expect(polls).toHaveLength(4);
+    // Timers never fire early: each gap is at least the 100 ms floor (a busy machine only widens it).
+    for (let i = 1; i < polls.length; i++) expect(polls[i]! - polls[i - 1]!).toBeGreaterThanOrEqual(99);
+  });
+
+  it("an overall deadline ends the call with `deadline`, and the task is cancelled", async () => {
+    const { send, cancels } = taskServer(10, Number.POSITIVE_INFINITY);
+    await expect(callWithInput(send, "tools/call", { name: "t" }, {}, { deadlineMs: 250 })).rejects.toMatchObject({ reason: "deadline" });
+    expect(cancels).toEqual(["t1"]);
+    await expect(callWithInput(send, "tools/call", { name: "t" }, {}, { deadlineMs: 0 })).rejects.toThrow(/deadlineMs must be a positive number/);
+  });
+
+  it("reads no response body past maxResponseBytes, declared or streamed", async () => {
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(5000) }] } });
+    const declared = createFetchSender("http://x/mcp", { capabilities: {}, maxResponseBytes: 1024, fetch: fakeFetch(() => json(JSON.parse(big))).f });
+    await expect(declared("tools/call", { name: "t" })).rejects.toMatchObject({ reason: "transport", message: expect.stringMatching(/larger than maxResponseBytes \(1024\)/) });
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(512).fill(32));
+      },
+    });
+    const streamed = createFetchSender("http://x/mcp", { capabilities: {}, maxResponseBytes: 4096, fetch: fakeFetch(() => new Response(endless, { headers: { "content-type": "application/json" } })).f });
+    await expect(streamed("tools/call", { name: "t" })).rejects.toMatchObject({ reason: "transport" });
+    expect(pulled).toBeLessThan(20); // it stopped reading an endless body
+    expect(() => createFetchSender("http://x/mcp", { capabilities: {}, maxResponseBytes: 0 })).toThrow(/maxResponseBytes must be a positive integer/);
+  });
+});
+

@@ -7,6 +7,7 @@ export type ClientErrorReason =
   | "too_many_asks"
   | "undeclared_kind"
   | "aborted"
+  | "deadline"
   | "task_failed"
   | "task_cancelled"
   | "rpc_error"

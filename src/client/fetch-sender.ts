@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type ClientCapabilities, PROTOCOL_VERSION, PROTOCOL_VERSION_KEY } from "../wire/index.js";
+import { integerOption } from "../util/options.js";
 import { ClientError } from "./errors.js";
 import type { Send } from "./types.js";
 
@@ -12,6 +13,32 @@ export interface FetchSenderOptions {
   fetch?: typeof fetch;
   /** Per-request timeout in ms. Default 60000. */
   timeoutMs?: number;
+  /** Largest response body read, in bytes; a larger one ends the request (`transport`). Default 16 MiB. */
+  maxResponseBytes?: number;
+}
+
+/** The body as text, read no further than `max` bytes (a server cannot make the client buffer without bound). */
+async function boundedText(response: Response, max: number): Promise<string> {
+  const declared = Number(response.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > max) {
+    await response.body?.cancel().catch(() => {});
+    throw new ClientError("transport", `HTTP ${response.status}: the response body (${declared} bytes) is larger than maxResponseBytes (${max})`);
+  }
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    bytes += value.byteLength;
+    if (bytes > max) {
+      await reader.cancel().catch(() => {});
+      throw new ClientError("transport", `HTTP ${response.status}: the response body is larger than maxResponseBytes (${max})`);
+    }
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 const jsonRpcResponse = z.union([
@@ -21,9 +48,9 @@ const jsonRpcResponse = z.union([
 type JsonRpcResponse = z.infer<typeof jsonRpcResponse>;
 
 /** The JSON-RPC response for `id` out of a JSON body or an SSE stream (validated). */
-async function readResponse(response: Response, id: number): Promise<JsonRpcResponse> {
+async function readResponse(response: Response, id: number, maxBytes: number): Promise<JsonRpcResponse> {
   const type = response.headers.get("content-type") ?? "";
-  const text = await response.text();
+  const text = await boundedText(response, maxBytes);
   const candidates = type.includes("text/event-stream")
     ? text.split(/\r?\n\r?\n/).map((event) => event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")).filter((d) => d !== "")
     : [text];
@@ -84,6 +111,7 @@ function describeFailure(error: unknown): string {
  */
 export function createFetchSender(url: string | URL, options: FetchSenderOptions): Send {
   const doFetch = options.fetch ?? fetch;
+  const maxResponseBytes = integerOption("maxResponseBytes", options.maxResponseBytes, 16 * 1024 * 1024);
   const clientInfo = options.clientInfo ?? { name: "mcp-yield-client", version: "0.1.0" };
   let nextId = 1;
   const send = async (method: string, params: Record<string, unknown>): Promise<unknown> => {
@@ -113,7 +141,7 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
     } catch (error) {
       throw new ClientError("transport", `${method} failed: ${describeFailure(error)}`, undefined, { cause: error });
     }
-    const message = await readResponse(response, id);
+    const message = await readResponse(response, id, maxResponseBytes);
     if ("error" in message) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
     return message.result;
   };

@@ -32,6 +32,12 @@ export async function callWithInput<R = Record<string, unknown>>(
   options: LoopOptions = {},
 ): Promise<R> {
   const maxRounds = options.maxRounds ?? 10;
+  const minPollMs = options.minPollIntervalMs ?? 100;
+  if (!(minPollMs >= 0)) throw new TypeError(`minPollIntervalMs must be a non-negative number, got ${String(options.minPollIntervalMs)}`);
+  if (options.deadlineMs !== undefined && !(options.deadlineMs > 0)) throw new TypeError(`deadlineMs must be a positive number, got ${String(options.deadlineMs)}`);
+  const deadline = options.deadlineMs !== undefined ? AbortSignal.timeout(options.deadlineMs) : undefined;
+  const signal = deadline && options.signal ? AbortSignal.any([options.signal, deadline]) : (deadline ?? options.signal);
+  const stopped = () => (deadline?.aborted ? new ClientError("deadline", `${method} did not end within its deadline of ${options.deadlineMs} ms`) : new ClientError("aborted", `${method} was aborted`));
   const maxAsks = options.maxAsksPerRound ?? 32;
   const declared = options.capabilities ?? send.capabilities ?? declaredBy(handlers);
   const can: (kind: Capability) => boolean = capabilityCheck(declared);
@@ -39,7 +45,7 @@ export async function callWithInput<R = Record<string, unknown>>(
   const { inputResponses: _r, requestState: _s, ...base } = params;
   let next: Record<string, unknown> = base;
   for (let round = 1; ; round++) {
-    if (options.signal?.aborted) throw new ClientError("aborted", `${method} was aborted`);
+    if (signal?.aborted) throw stopped();
     const raw = await send(method, next);
     const typed = resultTypeOnly.safeParse(raw);
     if (!typed.success) throw new ClientError("invalid_result", `${method} returned a result that is not an object`);
@@ -48,7 +54,7 @@ export async function callWithInput<R = Record<string, unknown>>(
     if (kind === "task" && declaresExtension(declared, TASKS_EXTENSION)) {
       const created = createTaskResult.safeParse(raw);
       if (!created.success) throw new ClientError("invalid_result", `invalid CreateTaskResult: ${describeZodError(created.error)}`);
-      return followTask<R>(send, created.data, handlers, { can, maxAsks, maxRounds, signal: options.signal, onTask: options.onTask });
+      return followTask<R>(send, created.data, handlers, { can, maxAsks, maxRounds, signal, deadline, minPollMs, onTask: options.onTask });
     }
     if (kind !== "input_required") throw new ClientError("unknown_result_type", `${method} returned an unknown resultType "${kind}"`);
     const parsed = inputRequiredResult.safeParse(raw);
@@ -56,7 +62,8 @@ export async function callWithInput<R = Record<string, unknown>>(
     if (round > maxRounds) throw new ClientError("round_limit", `${method} still needed input after ${maxRounds} rounds; giving up`);
     options.onRound?.({ round, method, result: parsed.data });
     const requests = Object.entries(parsed.data.inputRequests ?? {});
-    const answers = await answerRound(requests, handlers, round, { can, maxAsks, signal: options.signal, what: method });
+    const answers = await answerRound(requests, handlers, round, { can, maxAsks, signal, what: method });
+    if (signal?.aborted) throw stopped();
     next = { ...base };
     if (requests.length > 0) next.inputResponses = answers;
     if (parsed.data.requestState !== undefined) next.requestState = parsed.data.requestState;

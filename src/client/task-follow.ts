@@ -8,6 +8,10 @@ export interface FollowOptions extends Omit<RoundChecks, "what"> {
   /** Give up after this many input exchanges. */
   maxRounds: number;
   onTask: ((task: GetTaskResult) => void) | undefined;
+  /** The least time between polls, whatever the server suggests. */
+  minPollMs: number;
+  /** Aborts when the caller's deadline passed (then the error says `deadline`, not `aborted`). */
+  deadline: AbortSignal | undefined;
 }
 
 /** Suggested when the server names no interval (what the official requester uses too). */
@@ -32,11 +36,13 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
  */
 export async function followTask<R>(send: Send, created: CreateTaskResult, handlers: InputHandlers, options: FollowOptions): Promise<R> {
   const { taskId } = created;
-  let interval = created.pollIntervalMs ?? DEFAULT_POLL_MS;
+  const floor = (ms: number) => Math.max(ms, options.minPollMs);
+  let interval = floor(created.pollIntervalMs ?? DEFAULT_POLL_MS);
   const answered = new Set<string>();
   let exchanges = 0;
   const abandon = async (): Promise<never> => {
     await send("tasks/cancel", { taskId }).catch(() => {});
+    if (options.deadline?.aborted) throw new ClientError("deadline", `task ${taskId} did not end within the caller's deadline (tasks/cancel sent)`);
     throw new ClientError("aborted", `task ${taskId} was abandoned: the caller aborted (tasks/cancel sent)`);
   };
   for (;;) {
@@ -45,7 +51,7 @@ export async function followTask<R>(send: Send, created: CreateTaskResult, handl
     if (!parsed.success) throw new ClientError("invalid_result", `invalid tasks/get result: ${describeZodError(parsed.error)}`);
     const task = parsed.data;
     options.onTask?.(task);
-    interval = task.pollIntervalMs ?? interval;
+    interval = floor(task.pollIntervalMs ?? interval);
     switch (task.status) {
       case "completed":
         return task.result as R;

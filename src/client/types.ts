@@ -46,6 +46,17 @@ export interface LoopOptions {
   capabilities?: ClientCapabilities;
   /** Aborts the call between rounds and every handler's `signal`. */
   signal?: AbortSignal;
+  /**
+   * The whole call — every round, and following a task to its end — must end within this many
+   * ms, or it ends with `deadline` (a task being followed is sent `tasks/cancel`). Default: none.
+   */
+  deadlineMs?: number;
+  /**
+   * The least time between two `tasks/get` polls, whatever `pollIntervalMs` the server suggests
+   * (a server saying 1 ms would otherwise get a poll a millisecond). Default 100; lower it only
+   * for servers you trust.
+   */
+  minPollIntervalMs?: number;
   /** Called with every input_required result before it is answered (logging, UIs). */
   onRound?: (info: RoundInfo) => void;
   /** Called with every `tasks/get` answer while following a task (progress, UIs). */
