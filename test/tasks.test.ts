@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, elicit, ProtocolError, type Runtime, runAsTask, step, tool, toolError, all, getTaskResult, createTaskResult } from "mcp-yield";
+import { createMemoryStore, createRuntime, elicit, ProtocolError, type Runtime, runAsTask, step, tool, toolError, all, getTaskResult, createTaskResult } from "mcp-yield";
 
 const keys = [{ id: "k", secret: new Uint8Array(32).fill(7) }];
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
@@ -128,3 +128,25 @@ describe("tasks", () => {
     await runtime.idle();
   });
 });
+
+describe("what a task record keeps", () => {
+  it("the input as the schema parsed it, not the arguments as sent: members the schema strips take no room", async () => {
+    const store = createMemoryStore();
+    const runtime = make({ state: { keys }, store });
+    const seen: unknown[] = [];
+    const job = tool({ name: "job", description: "", input: z.object({ when: z.coerce.date(), n: z.number().default(3) }), task: "required", *run(input) {
+      seen.push(input);
+      return `${input.when.toISOString()} ${input.n}`;
+    } });
+    const { taskId } = (await runtime.callTool(job, { name: "job", arguments: { when: "2026-01-02T03:04:05Z", junk: "j".repeat(100_000) } }, { clientCapabilities: caps })) as { taskId: string };
+    const done = await until(runtime, taskId, (t) => t.status === "completed");
+    expect(done).toMatchObject({ result: { content: [{ text: "2026-01-02T03:04:05.000Z 3" }] } });
+    const raw = (await store.get(`task:${taskId}`))!;
+    expect(raw).not.toContain("jjjj");
+    expect(raw.length).toBeLessThan(4000);
+    expect(JSON.parse(raw)).toMatchObject({ args: {}, input: expect.any(String) });
+    // What a run after a takeover gets is the parsed input itself (a Date, the default filled in).
+    expect(seen[0]).toEqual({ when: new Date("2026-01-02T03:04:05Z"), n: 3 });
+  });
+});
+

@@ -115,6 +115,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         tasks().start({
           def,
           args,
+          input: input.data,
           principal: request.principal,
           caps: request.clientCapabilities,
           journal: from.journal,

@@ -13,7 +13,7 @@
 // 4. A terminal status is final and stays readable until the task's time to live runs out.
 
 import { integerOption } from "../util/options.js";
-import { encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
+import { decodeValue, encodeBase64url, encodeValue, randomBytes, randomUuid, UnsupportedValueError } from "../state/index.js";
 import { type Store, StoreError } from "../store/index.js";
 import { capabilityCheck, type CreateTaskResult, ErrorCode, type GetTaskResult, ProtocolError } from "../wire/index.js";
 import { CallContext } from "../replay/call-context.js";
@@ -46,6 +46,8 @@ export interface TaskOptions {
 export interface StartTask {
   def: ToolDefinition;
   args: Record<string, unknown>;
+  /** The input as the tool's schema parsed it (kept instead of `args` when a value text can carry it). */
+  input?: unknown;
   principal: string | undefined;
   /** The clientCapabilities of the request starting it: they gate the task's asks. */
   caps: unknown;
@@ -91,6 +93,17 @@ interface Deps {
 }
 
 const LEASES = "task-leases";
+
+/** What a task record keeps of its input: the parsed input as a value text, or (if none can carry it) the arguments as sent. */
+function storedInput(task: StartTask): { args: Record<string, unknown>; input?: string } {
+  if (!("input" in task)) return { args: task.args };
+  try {
+    return { args: {}, input: encodeValue(task.input) };
+  } catch (error) {
+    if (error instanceof UnsupportedValueError) return { args: task.args };
+    throw error;
+  }
+}
 
 /** A new, unguessable task id. */
 export const newTaskId = (): string => encodeBase64url(randomBytes(16));
@@ -207,7 +220,9 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
       await finish(id, { status: "failed", message: "The tool changed", error: { code: ErrorCode.InvalidParams, message: `The tool "${def.name}" changed version (from ${JSON.stringify(record.version ?? null)} to ${JSON.stringify(def.version ?? null)}) while the task ran`, data: { reason: "journal_divergence" } } }, run);
       return;
     }
-    const input = def.input.safeParse(record.args);
+    // The parsed input the first run got (a value text), or — kept only when none could carry
+    // it — the arguments, parsed again.
+    const input = record.input !== undefined ? { success: true as const, data: decodeValue(record.input) as Parameters<typeof def.run>[0] } : def.input.safeParse(record.args);
     if (!input.success) {
       await finish(id, { status: "failed", message: "Invalid arguments", error: { code: ErrorCode.InvalidParams, message: `The task's arguments no longer fit the tool "${def.name}"`, data: { reason: "invalid_arguments" } } }, run);
       return;
@@ -395,7 +410,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         rev: 0,
         tool: task.def.name,
         ...(task.def.version !== undefined ? { version: task.def.version } : {}),
-        args: task.args,
+        ...storedInput(task),
         ...(task.principal !== undefined ? { principal: task.principal } : {}),
         call: task.callId,
         caps: task.caps ?? {},

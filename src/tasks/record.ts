@@ -15,7 +15,13 @@ export const taskRecord = z.object({
   rev: z.number().int().nonnegative(),
   tool: z.string(),
   version: z.string().optional(),
+  /** The arguments as sent: kept only when the parsed input could not be (`input` absent). */
   args: z.record(z.string(), z.unknown()),
+  /**
+   * The input as the tool's schema parsed it, as a value text: what the first run's generator
+   * got, exactly, without the members the schema strips (a client cannot park junk here).
+   */
+  input: z.string().optional(),
   /** The principal the task belongs to (another one's `tasks/*` finds no such task). */
   principal: z.string().optional(),
   /** The call id: the root of `ctx.idempotencyKey`, the same before and after the task started. */
@@ -39,7 +45,6 @@ export const taskRecord = z.object({
   partial: z.record(z.string(), z.string()),
   /** Every wire key ever issued. */
   used: z.array(z.string()),
-  /** Who runs the task now, until when. */
   /** Who runs the task: the instance, the one run of it there (a fence: a stale run on the same instance is not the owner), until when. */
   lease: z.object({ owner: z.string(), run: z.string().optional(), until: z.number() }).optional(),
   cancel: z.literal(true).optional(),
