@@ -83,6 +83,26 @@ describe("memory store bound", () => {
     await store.set("k2", "y".repeat(60), 1000);
     expect(store.bytes).toBe(62);
   });
+
+  it("keeps headroom for exactly-once bookkeeping: filled by other writes, it still records redemptions", async () => {
+    const store = createMemoryStore({ maxBytes: 16_000 }); // 1,000 bytes reserved by default
+    let filled = 0;
+    for (let i = 0; ; i++) {
+      const written = await store.set(`task:${i}`, "x".repeat(500), 60_000).then(() => true, (e: unknown) => e);
+      if (written !== true) {
+        expect(written).toMatchObject({ reason: "store_full", message: expect.stringContaining("kept for exactly-once bookkeeping") });
+        break;
+      }
+      filled++;
+    }
+    // Other writes stopped at maxBytes − reserved (15,000), not at maxBytes.
+    expect(filled).toBe(29);
+    expect(store.bytes).toBeLessThanOrEqual(15_000);
+    expect(store.bytes + `task:${filled}`.length + 500).toBeGreaterThan(15_000);
+    expect(await store.add("redeem:n1", "y".repeat(800), 60_000)).toBe(true);
+    await expect(store.add("redeem:n2", "y".repeat(800), 60_000)).rejects.toMatchObject({ reason: "store_full" });
+    expect(() => createMemoryStore({ maxBytes: 100, reservedBytes: 100 })).toThrow(/reservedBytes \(100\) must be less than maxBytes \(100\)/);
+  });
 });
 
 describe.skipIf(!redisAvailable)("redis store failures", () => {

@@ -11,6 +11,15 @@ export interface MemoryStoreOptions {
   maxBytes?: number;
   /** Milliseconds since the epoch; injectable for tests. */
   clock?: () => number;
+  /**
+   * Bytes only exactly-once bookkeeping may use: other writes (task records, spilled journals)
+   * are refused once this little is left, so a store filled by one client still records that a
+   * round ran and what it answered — the write whose refusal would let a step run twice.
+   * Default `maxBytes / 16`.
+   */
+  reservedBytes?: number;
+  /** Which keys are that bookkeeping. Default: the runtime's single-use records (`redeem:…`). */
+  reserved?: (key: string) => boolean;
 }
 
 interface Entry {
@@ -26,6 +35,9 @@ interface Entry {
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number } {
   const maxBytes = integerOption("maxBytes", options.maxBytes, 64 * 1024 * 1024);
   const clock = options.clock ?? Date.now;
+  const reservedBytes = integerOption("reservedBytes", options.reservedBytes, Math.floor(maxBytes / 16), 0);
+  if (reservedBytes >= maxBytes) throw new TypeError(`reservedBytes (${reservedBytes}) must be less than maxBytes (${maxBytes})`);
+  const reserved = options.reserved ?? ((key: string) => key.startsWith("redeem:"));
   const entries = new Map<string, Entry>();
   const indexes = new Map<string, Map<string, number>>();
   let bytes = 0;
@@ -51,8 +63,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
     const before = entries.get(key);
     const growth = key.length + value.length - (before ? key.length + before.value.length : 0);
-    if (bytes + growth > maxBytes) sweep();
-    if (bytes + growth > maxBytes) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${maxBytes} bytes); the write of ${key.length + value.length} bytes was refused`);
+    const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
+    if (bytes + growth > limit) sweep();
+    if (bytes + growth > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${key.length + value.length} bytes was refused`);
     remove(key);
     entries.set(key, { value, expiresAt: clock() + ttl });
     bytes += key.length + value.length;
