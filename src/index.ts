@@ -77,7 +77,7 @@ export {
   type ResourceReadResult,
   type TaskAck,
 } from "./runtime/runtime.js";
-export type { TaskOptions } from "./tasks/engine.js";
+export type { TaskOptions } from "./tasks/types.js";
 export { DivergenceError, MissingCapabilityError, NondeterminismError } from "./replay/errors.js";
 export type { StepRun } from "./replay/round.js";
 export { formatRoundTrace, type RoundTrace, type RoundPath, type RoundOutcomeKind } from "./runtime/trace.js";

@@ -5,7 +5,7 @@ import { StoreError } from "../store/index.js";
 import type { StatePayload } from "../journal/journal.js";
 import { NO_ENVELOPE_HINT } from "../replay/errors.js";
 import { describeZodError, ErrorCode, ProtocolError, TASKS_EXTENSION, TASKS_REQUIRED_CAPABILITIES } from "../wire/index.js";
-import { exceedsJsonLimits } from "./measure.js";
+import { exceedsJsonLimits } from "../util/json-limits.js";
 import type { RuntimeLimits } from "./options.js";
 
 /**

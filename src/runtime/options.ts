@@ -1,6 +1,6 @@
 import type { StateCodec, StateCodecOptions } from "../state/index.js";
 import type { Store } from "../store/index.js";
-import type { TaskOptions } from "../tasks/engine.js";
+import type { TaskOptions } from "../tasks/types.js";
 import { integerOption } from "../util/options.js";
 import type { CallToolResult, CreateTaskResult, GetPromptResult, InputRequiredResult, ReadResourceResult } from "../wire/index.js";
 import type { ErrorInfo } from "../replay/errors.js";

@@ -7,7 +7,8 @@ import type { CallContext } from "../replay/call-context.js";
 import type { ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import type { Suspended } from "../replay/round.js";
-import { createTaskEngine, type TaskEngine } from "../tasks/engine.js";
+import { createTaskEngine } from "../tasks/engine.js";
+import type { TaskEngine } from "../tasks/types.js";
 import { integerOption } from "../util/options.js";
 import {
   type CallToolResult,

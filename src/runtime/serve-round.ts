@@ -12,7 +12,7 @@ import { checkRounds, ownResponses, storeSafe } from "./admission.js";
 import type { CallState, Presented } from "./call-state.js";
 import type { RequestInfo, RuntimeLimits } from "./options.js";
 import type { Continuation, Redemption } from "./redeem.js";
-import { newTaskId } from "../tasks/engine.js";
+import { newTaskId } from "../tasks/record.js";
 import type { RoundTrace } from "./trace.js";
 
 /**

@@ -13,100 +13,20 @@
 // 4. A terminal status is final and stays readable until the task's time to live runs out.
 
 import { integerOption } from "../util/options.js";
-import { decodeValue, encodeBase64url, encodeValue, randomBytes, randomUuid, UnsupportedValueError } from "../state/index.js";
-import { type Store, StoreError } from "../store/index.js";
-import { capabilityCheck, type CreateTaskResult, ErrorCode, type GetTaskResult, ProtocolError } from "../wire/index.js";
+import { decodeValue, encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
+import { StoreError } from "../store/index.js";
+import { capabilityCheck, ErrorCode, ProtocolError } from "../wire/index.js";
 import { CallContext } from "../replay/call-context.js";
 import type { ToolDefinition } from "../authoring/definitions.js";
 import { AuthorCodeError, type ErrorInfo } from "../replay/errors.js";
-import type { JournalRecord } from "../journal/journal.js";
 import { LiveCalls } from "../replay/live-calls.js";
-import { Round, type RoundOutcome, type Suspended } from "../replay/round.js";
+import { Round, type RoundOutcome } from "../replay/round.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
-import { createResultOf, detailedTaskOf, isTerminal, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
-
-/** Task timing: lifetime, suggested poll interval, lease, sweep and cancel grace. */
-export interface TaskOptions {
-  /** How long a task and its outcome are kept, from its creation (its `ttlMs`). Default 1 hour. */
-  ttlMs?: number;
-  /** The polling interval suggested to clients (`pollIntervalMs`). Default 500 ms. */
-  pollIntervalMs?: number;
-  /**
-   * How long an instance's claim on a running task lasts without renewal (renewed while it runs).
-   * If the instance dies, another one takes the task over within `leaseMs + sweepMs`. Default 10 s.
-   */
-  leaseMs?: number;
-  /** How often each instance looks for tasks whose lease ran out. Default `leaseMs / 2`. */
-  sweepMs?: number;
-  /** After `tasks/cancel`, how long the task's code has to stop before it is marked cancelled anyway. Default 2 s. */
-  cancelGraceMs?: number;
-}
-
-/** A call about to become a task. */
-export interface StartTask {
-  def: ToolDefinition;
-  args: Record<string, unknown>;
-  /** The input as the tool's schema parsed it (kept instead of `args` when a value text can carry it). */
-  input?: unknown;
-  principal: string | undefined;
-  /** The clientCapabilities of the request starting it: they gate the task's asks. */
-  caps: unknown;
-  callId: string;
-  /**
-   * The task's id when the caller chose it (`newTaskId()`) before anything was written, so that
-   * repeating a start whose outcome was lost finds this task instead of making a second one.
-   */
-  taskId?: string;
-  /** What the call did before it became a task (empty when it is a task from its start). */
-  journal: JournalRecord[];
-  message?: string;
-  /** The generator to go on with (the round that reached `runAsTask()` on this instance). */
-  resume?: Parked;
-}
-
-/** A generator and the per-call objects it closed over, kept between runs on one instance. */
-interface Parked {
-  suspended: Suspended;
-  /** The generator's `ctx`; its call signal is what cancelling the task aborts. */
-  context: CallContext;
-}
-
-export interface TaskEngine {
-  /** Tools this instance can run when it takes a task over without a request naming them. */
-  define(defs: readonly ToolDefinition[]): void;
-  start(task: StartTask): Promise<CreateTaskResult>;
-  get(taskId: string, principal: string | undefined): Promise<GetTaskResult>;
-  /** Deliver answers keyed by wire key; keys not outstanding are ignored. */
-  update(taskId: string, responses: ReadonlyMap<string, unknown>, principal: string | undefined): Promise<void>;
-  cancel(taskId: string, principal: string | undefined): Promise<void>;
-  /** Settles once every run this instance started has ended. */
-  idle(): Promise<void>;
-  /** Stop sweeping; runs in progress stop and release their lease for another instance. */
-  close(): Promise<void>;
-}
-
-interface Deps {
-  store: Store;
-  options: TaskOptions;
-  report: (error: unknown, info: ErrorInfo) => void;
-  clock: () => number;
-}
+import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
+import type { Deps, Parked, TaskEngine } from "./types.js";
 
 const LEASES = "task-leases";
 
-/** What a task record keeps of its input: the parsed input as a value text, or (if none can carry it) the arguments as sent. */
-function storedInput(task: StartTask): { args: Record<string, unknown>; input?: string } {
-  if (!("input" in task)) return { args: task.args };
-  try {
-    return { args: {}, input: encodeValue(task.input) };
-  } catch (error) {
-    if (error instanceof UnsupportedValueError) return { args: task.args };
-    throw error;
-  }
-}
-
-/** A new, unguessable task id. */
-export const newTaskId = (): string => encodeBase64url(randomBytes(16));
 const keyOf = (id: string) => `task:${id}`;
 
 /** Why a run stopped without an outcome of its own. */

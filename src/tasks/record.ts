@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { encodeBase64url, encodeValue, randomBytes, UnsupportedValueError } from "../state/index.js";
 import { type CallToolResult, type CreateTaskResult, type GetTaskResult, type InputRequest, TERMINAL_STATUSES, type TaskStatus } from "../wire/index.js";
 
 /**
@@ -106,4 +107,18 @@ export function detailedTaskOf(r: TaskRecord): GetTaskResult {
 export function wireKeyFor(key: string, used: ReadonlySet<string>): string {
   if (!used.has(key)) return key;
   for (let n = 2; ; n++) if (!used.has(`${key}~${n}`)) return `${key}~${n}`;
+}
+
+/** A new, unguessable task id. */
+export const newTaskId = (): string => encodeBase64url(randomBytes(16));
+
+/** What a task record keeps of its input: the parsed input as a value text, or (if none can carry it) the arguments as sent. */
+export function storedInput(task: { args: Record<string, unknown>; input?: unknown }): { args: Record<string, unknown>; input?: string } {
+  if (!("input" in task)) return { args: task.args };
+  try {
+    return { args: {}, input: encodeValue(task.input) };
+  } catch (error) {
+    if (error instanceof UnsupportedValueError) return { args: task.args };
+    throw error;
+  }
 }
