@@ -150,3 +150,23 @@ describe("what a task record keeps", () => {
   });
 });
 
+describe("a principal's share of the store", () => {
+  it("past maxPerPrincipal that principal's new tasks are refused (-32603 principal_task_limit); others are not; expired tasks free the share", async () => {
+    let now = 1_800_000_000_000;
+    const clock = () => now;
+    const runtime = make({ state: { keys, clock }, store: createMemoryStore({ clock }), clock, tasks: { maxPerPrincipal: 2, ttlMs: 1000 } });
+    const quick = tool({ name: "quick", description: "", input: z.object({}), task: "required", *run() {
+      return "ok";
+    } });
+    const start = (principal: string) => runtime.callTool(quick, { name: "quick", arguments: {} }, { clientCapabilities: caps, principal });
+    await start("alice");
+    await start("alice");
+    await expect(start("alice")).rejects.toMatchObject({ code: -32603, data: { reason: "principal_task_limit", limit: 2 } });
+    await expect(start("bob")).resolves.toMatchObject({ resultType: "task" });
+    await runtime.idle();
+    now += 1001; // alice's two tasks have expired with their ttlMs
+    await expect(start("alice")).resolves.toMatchObject({ resultType: "task" });
+    await runtime.idle();
+  });
+});
+

@@ -13,7 +13,7 @@
 // 4. A terminal status is final and stays readable until the task's time to live runs out.
 
 import { integerOption } from "../util/options.js";
-import { decodeValue, encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
+import { decodeValue, digestOf, encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
 import { StoreError } from "../store/index.js";
 import { capabilityCheck, ErrorCode, ProtocolError } from "../wire/index.js";
 import { CallContext } from "../replay/call-context.js";
@@ -55,6 +55,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
   const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
   const sweepMs = positive("sweepMs", options.sweepMs, Math.max(1, Math.floor(leaseMs / 2)));
   const graceMs = positive("cancelGraceMs", options.cancelGraceMs, 2000);
+  const maxPerPrincipal = positive("maxPerPrincipal", options.maxPerPrincipal, 1000);
   // Heartbeats read the record this often: a cancel reaches a run on another instance this fast.
   const beatMs = Math.max(1, Math.min(500, Math.floor(leaseMs / 4)));
   const me = randomUuid();
@@ -288,6 +289,21 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
     else if (parkedNow.record?.cancel === true) await finish(record.id, { status: "cancelled", message: "Cancelled" });
   }
 
+  /** The index of one principal's tasks, by when each expires (the principal only as a digest). */
+  const shareOf = (principal: string | undefined) => `principal-tasks:${principal === undefined ? "-" : digestOf(principal)}`;
+
+  /**
+   * Refuse a start past the principal's allowance: expired entries are dropped from its index
+   * first, then its live tasks are counted (a repeated start of a task already counted passes).
+   */
+  async function withinShare(share: string, id: string | undefined, now: number): Promise<void> {
+    for (const expired of await store.due(share, now, 1000)) await store.unschedule(share, expired);
+    const live = await store.due(share, Number.MAX_SAFE_INTEGER, maxPerPrincipal + 1);
+    if (live.length >= maxPerPrincipal && (id === undefined || !live.includes(id))) {
+      throw new ProtocolError(ErrorCode.InternalError, `This caller already has ${maxPerPrincipal} tasks kept by the server, its limit; wait for some to end and expire, or cancel them`, { reason: "principal_task_limit", limit: maxPerPrincipal });
+    }
+  }
+
   /** Take over a working task whose lease ran out (its instance died or shut down). */
   async function takeOver(id: string): Promise<void> {
     const now = clock();
@@ -324,6 +340,8 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
       defs.set(task.def.name, task.def);
       ensureSweeper();
       const now = clock();
+      const share = shareOf(task.principal);
+      await withinShare(share, task.taskId, now);
       const record: TaskRecord = {
         v: 1,
         id: task.taskId ?? newTaskId(),
@@ -357,11 +375,13 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         const existing = raw === undefined ? undefined : taskRecord.safeParse(JSON.parse(raw));
         if (!existing?.success || existing.data.call !== task.callId || task.taskId === undefined) throw new Error("task id collision");
         const found = existing.data;
+        await store.schedule(share, found.id, found.created + found.ttlMs);
         if (found.lease !== undefined) await store.schedule(LEASES, found.id, found.lease.until);
         // Leased to this instance by that attempt, which never got to run it: run it now.
         if (found.status === "working" && found.lease?.owner === me && !running.has(found.id)) launch(found, undefined);
         return createResultOf(found);
       }
+      await store.schedule(share, record.id, now + ttlMs);
       await store.schedule(LEASES, record.id, record.lease!.until);
       launch(record, task.resume);
       return createResultOf(record);

@@ -23,6 +23,13 @@ export interface TaskOptions {
   sweepMs?: number;
   /** After `tasks/cancel`, how long the task's code has to stop before it is marked cancelled anyway. Default 2 s. */
   cancelGraceMs?: number;
+  /**
+   * Most tasks the store keeps for one principal at once (running or ended, until their `ttlMs`
+   * runs out). Past it that principal's new tasks are refused (`-32603`, `principal_task_limit`);
+   * other principals are not affected. Requests without a principal share one allowance. A soft
+   * bound: starts racing on several instances may pass it by their number. Default 1000.
+   */
+  maxPerPrincipal?: number;
 }
 
 /** A call about to become a task. */
