@@ -20,109 +20,16 @@ import { AnswerSchemaError, checkAnswer } from "./answers.js";
 import type { RunGenerator } from "../authoring/definitions.js";
 import { type AllEffect, type AskEffect, type Effect, isEffect } from "../authoring/effects.js";
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
+import type { RoundInput, RoundOutcome, StepRun, Suspended } from "./round-types.js";
+export type { RoundInput, RoundOutcome, StepRun, Suspended, Traced } from "./round-types.js";
 import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "../journal/journal.js";
 import { canFingerprintV1, decodeOutcomeV1, fingerprintV1 } from "../journal/format1.js";
-
-/** A step a round ran: its name, when it started (ms since the epoch), how long it took, whether it returned. */
-export interface StepRun {
-  name: string;
-  startedAt: number;
-  ms: number;
-  ok: boolean;
-}
 
 /** A divergence at a replayed record; for an ask, naming the part that changed. */
 function diverged(index: number, recorded: string, current: string, effect: Effect, key: string | undefined): DivergenceError {
   const change = describeAskChange(recorded, current, effect, key);
   return change ? new DivergenceError(index, recorded, current, `at effect #${index}, ${change.words}`, change.parts) : new DivergenceError(index, recorded, current);
 }
-
-/** Everything one round needs from the request and the state. */
-export interface RoundInput {
-  /** Starts the author's generator from the top. */
-  start: () => RunGenerator<unknown>;
-  /** Records replayed from the state (empty on a first call). */
-  journal: readonly JournalRecord[];
-  /**
-   * Where the previous round stopped, when `journal` runs past it (a continuation: the records
-   * an interrupted attempt at this same request made). Default: the journal's end.
-   */
-  suspendedAt?: number;
-  /**
-   * The format `journal`, `outstanding` and `partial` are in: 2, or 1 for a state sealed before
-   * the line format (checked and decoded as such; what the round records is always format 2).
-   */
-  format?: 1 | 2;
-  /** Asks outstanding when the state was minted; `undefined` when the request carried no state. */
-  outstanding: Readonly<Record<string, string>> | undefined;
-  /** Valid answers already collected for a partly answered `all(...)`: key → value text (as `encodeOutcome` made it). */
-  partial: Readonly<Record<string, string>>;
-  /** The request's `inputResponses`, own keys only. */
-  responses: ReadonlyMap<string, unknown>;
-  /** What this request declared: gates asking, and answers `ctx.can` past the journal. */
-  declared: (kind: Capability) => boolean;
-  /** The request carried no capabilities envelope at all (a `-32021` then says why). */
-  undeclared?: boolean;
-  /** The call's signal, for steps (made when first asked for). */
-  signal: () => AbortSignal;
-  randomUUID: () => string;
-  clock: () => number;
-  /**
-   * A verification replay (the development double-run): nothing past the journal may run —
-   * no step, no clock — and the only effect allowed past it is the ask with this fingerprint
-   * (`undefined`: the call completed there).
-   */
-  verify?: { pending: string | undefined };
-  /** Collects what the code did at each journal position (to name what changed). */
-  trace?: Map<number, Traced>;
-  /**
-   * What `runAsTask()` does past the journal: `"foreground"` (default) records that the call
-   * stays in the foreground; `"become"` records that it becomes a task and ends the round there
-   * (outcome `task`); `"inside"` (the call already is a task) records it and goes on.
-   */
-  task?: "foreground" | "become" | "inside";
-  /**
-   * Called whenever the round's records must be saved before it goes on: after each step's
-   * result is recorded, and before a step runs if records were made since the last save (a
-   * `uuid()`, `now()`, `ctx.can` or `patched()` whose value the step may use). A task persists its
-   * journal here, so after a crash the instance taking over replays those values instead of
-   * making new ones, and a step that completed never runs again. A throw ends the round.
-   */
-  onStep?: (records: readonly JournalRecord[]) => Promise<void>;
-}
-
-/** What the code did at one journal position, for divergence messages. */
-export type Traced = { effect: Effect; key: string | undefined } | { can: Capability };
-
-/**
- * A generator stopped at an ask it could not satisfy, with everything needed to go on from
- * there: the next round on this instance can resume it instead of replaying from the top.
- */
-export interface Suspended {
-  generator: RunGenerator<unknown>;
-  /** The journal up to (not including) the pending effect — what the sealed state holds. */
-  records: JournalRecord[];
-  /** The effect to take up again (an ask); absent when the generator goes on with `send`. */
-  pending?: { effect: Effect; key: string | undefined; fp: string };
-  /** What the generator receives next when there is no pending effect. */
-  send?: unknown;
-  /** Asks the call made before the pending one (numbers the default keys). */
-  asks: number;
-}
-
-export type RoundOutcome =
-  | { type: "complete"; value: unknown; journal: JournalRecord[] }
-  /** The call became a task at `runAsTask()` (recorded last in `journal`). */
-  | { type: "task"; journal: JournalRecord[]; message: string | undefined; suspended: Suspended }
-  | {
-      type: "input_required";
-      inputRequests: Record<string, InputRequest>;
-      journal: JournalRecord[];
-      outstanding: Record<string, string>;
-      partial: Record<string, string> | undefined;
-      suspended: Suspended;
-    };
-
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> =>
   typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
