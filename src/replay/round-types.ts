@@ -66,6 +66,12 @@ export interface RoundInput {
    * making new ones, and a step that completed never runs again. A throw ends the round.
    */
   onStep?: (records: readonly JournalRecord[]) => Promise<void>;
+  /**
+   * Called right before a step's body runs (after any save `onStep` made for it): a task checks
+   * here that it still holds its lease, so a run that lost it never starts another step. A throw
+   * ends the round without running the step.
+   */
+  beforeStep?: () => Promise<void>;
 }
 
 /** What the code did at one journal position, for divergence messages. */

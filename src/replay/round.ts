@@ -220,6 +220,7 @@ export class Round {
             this.saved = this.records.length;
             await input.onStep(this.records);
           }
+          await input.beforeStep?.();
           text = recordable(await this.runStep(effect.name, effect.fn), `the value step("${effect.name}") returned`);
           break;
         case "now":

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { randomUuid } from "../state/index.js";
-import { type Store, StoreError } from "../store/index.js";
+import { type Store, type StoreClock, StoreError } from "../store/index.js";
 import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../wire/index.js";
 
 /**
@@ -72,6 +72,8 @@ type RedemptionRecord = z.infer<typeof record>;
 export interface RedemptionOptions {
   store: Store;
   clock: () => number;
+  /** The clock claims are measured on (a claim written on one machine is judged on another). Default: `clock`. */
+  shared?: StoreClock;
   report: (error: unknown) => void;
   /** How long a claim holds without renewal (renewed while the round runs). Default 15 s. */
   claimMs?: number;
@@ -84,7 +86,7 @@ export interface RedemptionOptions {
 const FREE = JSON.stringify({ s: "free" });
 
 /** Single use of `requestState`, on the store (see the file's header). */
-export function createRedemption({ store, clock, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
+export function createRedemption({ store, clock, shared = { now: clock, sync: async () => {} }, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
   const me = randomUuid();
   const pollMs = 25;
   /**
@@ -116,7 +118,7 @@ export function createRedemption({ store, clock, report, claimMs = 15_000, waitM
   function owned(key: string, held: string, digest: string, claim: string, from: Continuation | undefined, ttl: () => number): Ticket {
     let current = held;
     let ended = false;
-    const pending = () => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: clock() + claimMs, ...(from ? { k: from } : {}) });
+    const pending = () => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: shared.now() + claimMs, ...(from ? { k: from } : {}) });
     /**
      * Replace this claim's record with `next`. When the swap finds another value, it is read
      * back: still this claim (an earlier write landed after its acknowledgement was lost) means
@@ -178,7 +180,8 @@ export function createRedemption({ store, clock, report, claimMs = 15_000, waitM
       const ttl = () => Math.max(1, expiresAt - clock());
       const giveUp = clock() + waitMs;
       const claim = randomUuid();
-      const mine = (k?: Continuation) => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: clock() + claimMs, ...(k ? { k } : {}) });
+      await shared.sync();
+      const mine = (k?: Continuation) => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: shared.now() + claimMs, ...(k ? { k } : {}) });
       for (;;) {
         const first = mine();
         let added: boolean;
@@ -201,7 +204,7 @@ export function createRedemption({ store, clock, report, claimMs = 15_000, waitM
           throw new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", { reason: "state_redeemed" });
         }
         if (found.s === "done") return { kind: "stored", response: found.r as RoundResponse };
-        if (found.s === "cont" || found.u <= clock() || abandoned.has(raw)) {
+        if (found.s === "cont" || found.u <= shared.now() || abandoned.has(raw)) {
           // A round that stopped after its steps (continue from where it got), or whose runner
           // stopped renewing (an instance that died mid-round): take the round over.
           const next = mine(found.k);

@@ -1,5 +1,5 @@
 import { createStateCodec, randomUuid, type StateCodec } from "../state/index.js";
-import { createMemoryStore } from "../store/index.js";
+import { createMemoryStore, createStoreClock, monotonicNow } from "../store/index.js";
 import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, RunContext, RunGenerator, ToolDefinition } from "../authoring/definitions.js";
 import { errorToolResult, shapePromptResult, shapeResourceResult, shapeToolResult } from "../authoring/results.js";
 import type { JournalRecord } from "../journal/journal.js";
@@ -88,8 +88,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
   let engine: TaskEngine | undefined;
   /** The task engine, made on first use (a runtime that never runs a task starts no timer). */
-  const tasks = () => (engine ??= createTaskEngine({ store: options.store ?? createMemoryStore(), options: options.tasks ?? {}, report, clock }));
-  const redemption = options.store !== undefined && options.singleUse !== false ? createRedemption({ store: options.store, clock, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }) : undefined;
+  const store = options.store ?? createMemoryStore();
+  // Leases and claims are judged on the store's clock, advanced by a monotonic one (or the test's).
+  const shared = createStoreClock({ store, local: options.clock ?? monotonicNow });
+  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared }));
+  const redemption = options.store !== undefined && options.singleUse !== false ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }) : undefined;
   const spill = createSpill({ store: options.store, thresholdBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024), ttlMs: codec.ttlSeconds * 1000 });
   const calls = createCallState({ codec, spill, live, report });
   const run = createRoundHost({ limits, calls, live, redemption, clock, report, onRound: options.onRound, verifyReplay: options.verifyReplay === true });

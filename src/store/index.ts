@@ -1,2 +1,3 @@
 export { type Store, StoreError, type StoreErrorReason } from "./store.js";
 export { createMemoryStore, type MemoryStoreOptions } from "./memory.js";
+export { createStoreClock, monotonicNow, type StoreClock } from "./store-clock.js";

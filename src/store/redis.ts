@@ -96,6 +96,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       const members = await run(["ZRANGE", prefix + index, "-inf", String(nowMs), "BYSCORE", "LIMIT", "0", String(limit)]);
       return Array.isArray(members) ? members.map(String) : [];
     },
+    async time() {
+      const reply = await run(["TIME"]);
+      if (!Array.isArray(reply) || reply.length !== 2) throw new StoreError("store_unavailable", "Redis answered TIME with something else than [seconds, microseconds]");
+      return Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000);
+    },
     async close() {
       if (owned?.isOpen) await owned.close();
       else await owned?.destroy();

@@ -19,6 +19,12 @@ export interface Store {
   unschedule(index: string, member: string): Promise<void>;
   /** Up to `limit` members of `index` whose time is `nowMs` or earlier, earliest first. */
   due(index: string, nowMs: number, limit: number): Promise<string[]>;
+  /**
+   * The store's own clock, in milliseconds since the epoch, for a store several machines share
+   * (Redis: `TIME`). Leases and claims are then measured on it, so that machines whose clocks
+   * disagree still agree on when one runs out. A store one instance owns leaves it out.
+   */
+  time?(): Promise<number>;
   /** Release connections and timers. */
   close(): Promise<void>;
 }

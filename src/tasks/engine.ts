@@ -49,7 +49,7 @@ const positive = (name: string, value: number | undefined, fallback: number) => 
  * most the step in flight, which the instance taking over runs again (same call id, same
  * `ctx.idempotencyKey`).
  */
-export function createTaskEngine({ store, options, report, clock }: Deps): TaskEngine {
+export function createTaskEngine({ store, options, report, clock, time }: Deps): TaskEngine {
   const ttlMs = positive("ttlMs", options.ttlMs, 60 * 60 * 1000);
   const pollMs = positive("pollIntervalMs", options.pollIntervalMs, 500);
   const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
@@ -67,9 +67,9 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
   let closed = false;
 
   /** A lease for one run on this instance (`run` fences a stale run of the same task here). */
-  const lease = (run: string | undefined) => ({ owner: me, ...(run !== undefined ? { run } : {}), until: clock() + leaseMs });
+  const lease = (run: string | undefined) => ({ owner: me, ...(run !== undefined ? { run } : {}), until: time.now() + leaseMs });
   const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
-  const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - clock());
+  const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - time.now());
 
   async function load(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
     const raw = await store.get(keyOf(id));
@@ -85,12 +85,13 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
    * now is (`undefined`: no such task) and whether this call wrote it.
    */
   async function update(id: string, change: (r: TaskRecord) => TaskRecord | false): Promise<{ record: TaskRecord | undefined; written: boolean }> {
+    await time.sync();
     for (let attempt = 0; attempt < 50; attempt++) {
       const current = await load(id);
       if (current === undefined) return { record: undefined, written: false };
       const next = change(current.record);
       if (next === false) return { record: current.record, written: false };
-      const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: clock() };
+      const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: time.now() };
       if (await store.swap(keyOf(id), current.raw, JSON.stringify(written), storeTtl(written))) {
         // The lease index follows the lease (best effort: a stale entry is only re-checked).
         if (written.lease && written.status === "working") await store.schedule(LEASES, id, written.lease.until);
@@ -160,7 +161,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
     };
     running.set(id, { cancel: () => halt("cancelled"), shutdown: () => halt("shutdown") });
     // Until when this run's lease holds, as this run last wrote it.
-    let held = record.lease?.until ?? clock() + leaseMs;
+    let held = record.lease?.until ?? time.now() + leaseMs;
     const holding = <T extends { record: TaskRecord | undefined; written: boolean }>(saved: T): T => {
       if (saved.written && saved.record?.lease?.owner === me) held = saved.record.lease.until;
       return saved;
@@ -176,7 +177,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         try {
           return await write();
         } catch (error) {
-          if (!(error instanceof StoreError) || stop !== undefined || clock() + delay >= held) throw error;
+          if (!(error instanceof StoreError) || stop !== undefined || time.now() + delay >= held) throw error;
           await new Promise((r) => setTimeout(r, delay));
         }
       }
@@ -187,7 +188,7 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
         const current = (await load(id))?.record;
         if (current === undefined || isTerminal(current.status) || !holds(current, run)) return halt("lost");
         if (current.cancel === true) return halt("cancelled");
-        if (current.lease!.until - clock() < leaseMs / 2) holding(await update(id, (r) => (owned(r, run) ? { ...r, lease: lease(run) } : false)));
+        if (current.lease!.until - time.now() < leaseMs / 2) holding(await update(id, (r) => (owned(r, run) ? { ...r, lease: lease(run) } : false)));
       })().catch(() => {
         // A store that does not answer: the lease runs out and another instance takes over.
       });
@@ -212,6 +213,16 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
                 owned(r, run) ? { ...r, journal: records.slice(), outstanding: {}, partial: {}, answers: {}, waiting: [], lease: lease(run) } : false,
               )));
           if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
+          if (stop) throw stop;
+        },
+        beforeStep: async () => {
+          if (stop) throw stop;
+          // Heartbeats keep over a quarter of the lease ahead; less means they could not run (a
+          // long synchronous step, a paused process, a slow store) and a successor may already
+          // hold the task. Renew — conditionally on still holding it — before starting a step.
+          if (held - time.now() >= leaseMs / 4) return;
+          const renewed = holding(await persisting(() => update(id, (r) => (owned(r, run) ? { ...r, lease: lease(run) } : false))));
+          if (!renewed.written) halt(renewed.record?.cancel === true ? "cancelled" : "lost");
           if (stop) throw stop;
         },
       },
@@ -306,8 +317,8 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
 
   /** Take over a working task whose lease ran out (its instance died or shut down). */
   async function takeOver(id: string): Promise<void> {
-    const now = clock();
-    const taken = await update(id, (r) => (r.status === "working" && r.cancel !== true && (r.lease === undefined || r.lease.until <= now) ? { ...r, lease: lease(randomUuid()) } : false));
+    const taken = await update(id, (r) => (r.status === "working" && r.cancel !== true && (r.lease === undefined || r.lease.until <= time.now()) ? { ...r, lease: lease(randomUuid()) } : false));
+    const now = time.now();
     if (taken.written && taken.record) launch(taken.record, undefined);
     else if (taken.record === undefined || isTerminal(taken.record.status) || taken.record.status === "input_required") await store.unschedule(LEASES, id);
     else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await finish(id, { status: "cancelled", message: "Cancelled" });
@@ -317,7 +328,8 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
     if (sweeper !== undefined || closed) return;
     sweeper = setInterval(() => {
       void (async () => {
-        for (const id of await store.due(LEASES, clock(), 25)) await takeOver(id);
+        await time.sync();
+        for (const id of await store.due(LEASES, time.now(), 25)) await takeOver(id);
       })().catch(() => {
         // The store is unreachable now; the next sweep tries again.
       });
@@ -339,7 +351,8 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
     async start(task) {
       defs.set(task.def.name, task.def);
       ensureSweeper();
-      const now = clock();
+      await time.sync();
+      const now = time.now();
       const share = shareOf(task.principal);
       await withinShare(share, task.taskId, now);
       const record: TaskRecord = {
@@ -389,7 +402,8 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
 
     async get(id, principal) {
       const record = await owning(id, principal);
-      if (record.status === "working" && record.lease !== undefined && record.lease.until <= clock()) void takeOver(id).catch(() => {});
+      await time.sync();
+      if (record.status === "working" && record.lease !== undefined && record.lease.until <= time.now()) void takeOver(id).catch(() => {});
       return detailedTaskOf(record);
     },
 
@@ -419,10 +433,9 @@ export function createTaskEngine({ store, options, report, clock }: Deps): TaskE
 
     async cancel(id, principal) {
       await owning(id, principal);
-      const now = clock();
       const result = await update(id, (r) => {
         if (isTerminal(r.status) || r.cancel === true) return false;
-        const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > now;
+        const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > time.now();
         return runningElsewhere ? { ...r, cancel: true } : { ...r, cancel: true, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
       });
       // Running here: stop it now rather than at the next heartbeat.

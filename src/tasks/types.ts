@@ -3,7 +3,7 @@ import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
 import type { ErrorInfo } from "../replay/errors.js";
 import type { Suspended } from "../replay/round.js";
-import type { Store } from "../store/index.js";
+import type { Store, StoreClock } from "../store/index.js";
 import type { CreateTaskResult, GetTaskResult } from "../wire/index.js";
 
 // The task engine's vocabulary: its options, what starting a task takes, and what it offers.
@@ -81,5 +81,11 @@ export interface Deps {
   store: Store;
   options: TaskOptions;
   report: (error: unknown, info: ErrorInfo) => void;
+  /** This instance's clock: what `now()` records, and the expiry of generators parked here. */
   clock: () => number;
+  /**
+   * The clock leases, task times and expiry are measured on: shared by every instance (the
+   * store's), so that one machine's fast clock neither steals a live task nor keeps a dead one.
+   */
+  time: StoreClock;
 }

@@ -1,0 +1,58 @@
+import type { Store } from "./store.js";
+
+/**
+ * Time for decisions several instances share — when a task's lease or a round's claim runs
+ * out — read as the store's clock, so that two machines whose clocks disagree still agree on
+ * who holds what. One instance measures the store's clock against its own monotonic one now
+ * and then (`Store.time`, one round trip) and adds the difference; between measurements time
+ * advances by the monotonic clock, so a wall clock stepped by NTP changes nothing either. A
+ * store without a clock of its own (the in-memory one: one instance, nothing shared) leaves
+ * the local clock as it is.
+ */
+export interface StoreClock {
+  /** Milliseconds since the epoch as the store's clock reads them now (approximately: within one round trip). */
+  now(): number;
+  /**
+   * Measure the store's clock unless it was measured within `resyncMs`. The first measurement
+   * is waited for; later ones happen in the background (the last offset serves meanwhile).
+   * Never rejects: a failed measurement keeps the last offset and the next call tries again.
+   */
+  sync(): Promise<void>;
+}
+
+export interface StoreClockOptions {
+  store: Store;
+  /** This instance's clock: monotonic, in milliseconds since the epoch (tests inject theirs). */
+  local: () => number;
+  /** How long a measurement is used before another is taken. Default 10 s. */
+  resyncMs?: number;
+  /** A measurement whose round trip took longer than this is thrown away (its error would be up to half of it). Default 200 ms. */
+  maxRoundTripMs?: number;
+}
+
+/** The store's clock as this instance sees it (see `StoreClock`). */
+export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTripMs = 200 }: StoreClockOptions): StoreClock {
+  let offset = 0;
+  let measured = -Infinity;
+  let measuring: Promise<void> | undefined;
+  const measure = async () => {
+    const sent = local();
+    const theirs = await store.time!();
+    const back = local();
+    if (back - sent > maxRoundTripMs) return;
+    // The store read its clock somewhere in the round trip: the middle is the best guess.
+    offset = theirs - (sent + back) / 2;
+    measured = back;
+  };
+  return {
+    now: () => local() + offset,
+    sync() {
+      if (store.time === undefined || local() - measured < resyncMs) return Promise.resolve();
+      measuring ??= measure().catch(() => {}).finally(() => (measuring = undefined));
+      return measured === -Infinity ? measuring : Promise.resolve();
+    },
+  };
+}
+
+/** A monotonic clock in milliseconds since the epoch: the process's start time plus the time it has run. */
+export const monotonicNow = (): number => performance.timeOrigin + performance.now();
