@@ -7,7 +7,12 @@ import { elicit, now, patched, runAsTask, type Runtime, step, tool, type ToolDef
  * every attempt, so "ran twice" is a count above one under one key.
  */
 
-export type StepRuns = Map<string, number>;
+/** Where steps are counted: each key's runs — which instance (`by`) started it, and when (performance.now()). */
+export interface StepRuns {
+  /** The instance these definitions run on. */
+  by: string;
+  log: Map<string, Array<{ by: string; at: number }>>;
+}
 const Ok = z.object({ ok: z.boolean() });
 const TASKS = { "io.modelcontextprotocol/tasks": {} };
 
@@ -17,12 +22,14 @@ export interface Shape {
   /** The answer for each ask key. */
   answers: Record<string, unknown>;
   capabilities: Record<string, unknown>;
+  /** Whether the call runs as a task (at some point): a lease, and takeovers, apply. */
+  tasks?: boolean;
   /** Runtime options the shape needs (a spill threshold, short leases). */
   options?: Record<string, unknown>;
 }
 
 function counted(runs: StepRuns, key: string, value: unknown) {
-  runs.set(key, (runs.get(key) ?? 0) + 1);
+  runs.log.set(key, [...(runs.log.get(key) ?? []), { by: runs.by, at: performance.now() }]);
   return value;
 }
 
@@ -60,6 +67,7 @@ export const SHAPES: Shape[] = [
   },
   {
     name: "foreground, then a task at runAsTask()",
+    tasks: true,
     capabilities: { elicitation: {}, extensions: TASKS },
     answers: { a: yes },
     def: (runs) =>
@@ -73,6 +81,7 @@ export const SHAPES: Shape[] = [
   },
   {
     name: "a task that parks on an ask and resumes",
+    tasks: true,
     capabilities: { elicitation: {}, extensions: TASKS },
     answers: { confirm: yes },
     def: (runs) =>
@@ -86,6 +95,7 @@ export const SHAPES: Shape[] = [
   },
   {
     name: "a task with a patched() branch after a step",
+    tasks: true,
     capabilities: { elicitation: {}, extensions: TASKS },
     answers: { confirm: yes },
     def: (runs) =>
@@ -119,7 +129,7 @@ function reasonOf(error: unknown): string | undefined {
  * that failed with a retryable reason, follow a task with tasks/get and tasks/update. Bounded
  * in requests and time: a call still open at the end is "stuck".
  */
-export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape, limits = { requests: 200, ms: 15_000 }): Promise<Drive> {
+export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape, onTask: (taskId: string) => void = () => {}, limits = { requests: 200, ms: 15_000 }): Promise<Drive> {
   const info = { clientCapabilities: shape.capabilities };
   const started = Date.now();
   let requests = 0;
@@ -146,6 +156,7 @@ export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape,
       }
       if (result.resultType !== "task") return { outcome: { text: textOf(result) }, requests };
       const taskId = result.taskId as string;
+      onTask(taskId);
       for (;;) {
         const task = (await attempt(() => runtime.getTask({ taskId }, info))) as unknown as Record<string, unknown>;
         if (task.status === "completed") return { outcome: { text: textOf(task.result as Record<string, unknown>) }, requests };
