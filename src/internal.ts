@@ -8,3 +8,4 @@ export { canonicalJson, digestOf, shortDigest, deepFreeze } from "./state/canoni
 export { encodeValue, encodeValueWalked, decodeValue } from "./state/value-text.js";
 export { randomUuid } from "./state/random.js";
 export { encodeBase64url, decodeBase64url } from "./state/base64url.js";
+export { createStoreClock } from "./store/store-clock.js";

@@ -58,6 +58,19 @@ describe.each(stores)("%s store", (_name, make, elapse) => {
     await store.close();
   });
 
+  it("incr adds atomically (concurrent additions all count), and a counter it creates expires after its time to live", async () => {
+    const store = await make();
+    expect(await store.incr("n", 5, 80)).toBe(5);
+    const sums = await Promise.all(Array.from({ length: 20 }, () => store.incr("n", 1, 80)));
+    expect(new Set(sums).size).toBe(20);
+    expect(Math.max(...sums)).toBe(25);
+    expect(await store.incr("n", -25, 80)).toBe(0);
+    expect(await store.get("n")).toBe("0");
+    await elapse(150); // later additions kept the expiry the first one set
+    expect(await store.get("n")).toBeUndefined();
+    await store.close();
+  });
+
   it("a due-time index returns members whose time has come, earliest first", async () => {
     const store = await make();
     await store.schedule("idx", "late", 300);
@@ -68,6 +81,19 @@ describe.each(stores)("%s store", (_name, make, elapse) => {
     await store.unschedule("idx", "late");
     expect(await store.due("idx", 500, 10)).toEqual([]);
     expect(await store.due("idx", 2000, 2)).toEqual(["later", "early"]);
+    await store.close();
+  });
+});
+
+describe.skipIf(!redisAvailable)("redis store clock", () => {
+  it("time() is the server's clock (Redis TIME), in epoch milliseconds", async () => {
+    const store = await createRedisStore({ url: REDIS_URL, prefix });
+    const before = Date.now();
+    const theirs = await store.time!();
+    const after = Date.now();
+    // Same machine here: the server's clock reads within the round trip (and a little rounding).
+    expect(theirs).toBeGreaterThanOrEqual(before - 5);
+    expect(theirs).toBeLessThanOrEqual(after + 5);
     await store.close();
   });
 });

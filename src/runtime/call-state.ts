@@ -7,7 +7,7 @@ import { DivergenceError, type ErrorInfo } from "../replay/errors.js";
 import type { LiveCalls } from "../replay/live-calls.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import { invalidParams, storeFailure, storeSafe } from "./admission.js";
-import { StoreError } from "../store/index.js";
+import { isPrincipalByteLimit, StoreError } from "../store/index.js";
 import type { Spill } from "./spill.js";
 
 /**
@@ -117,17 +117,19 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
   function mintState(binding: StateBinding, header: StateHeader, text: string, info: ErrorInfo): MintedState | Promise<MintedState> {
     // Synchronous unless the journal goes to the store.
     if (!spill.spills(text)) return mintSealed(binding, header, undefined, text, info);
-    return spill.seal(text).then(
+    return spill.seal(text, binding.principal).then(
       ({ ref, body }) => mintSealed(binding, header, ref, body, info),
       (error: unknown) => {
-        if (!(error instanceof StoreError)) throw error;
-        // The store cannot keep the journal now: the token carries it, if it fits. The round's
-        // steps have run; failing it here would cost the client a retry for nothing.
-        report(error, info);
+        const overShare = isPrincipalByteLimit(error);
+        if (!(error instanceof StoreError) && !overShare) throw error;
+        // The store cannot (or will not, for this principal) keep the journal now: the token
+        // carries it, if it fits. The round's steps have run; failing it here would cost the
+        // client a retry for nothing.
+        if (!overShare) report(error, info);
         try {
           return codec.mint({ binding, data: header, body: text });
         } catch (inline) {
-          if (inline instanceof StateError) throw storeFailure(error);
+          if (inline instanceof StateError) throw overShare ? error : storeFailure(error as StoreError);
           throw inline;
         }
       },

@@ -92,6 +92,18 @@ export interface RuntimeOptions {
    * lifetime, and the token carries a sealed reference and digest instead. Default 16384.
    */
   spillBytes?: number;
+  /**
+   * Each principal's share of the store: the bytes its calls may make the store keep — task
+   * records as they grow, journals spilled past `spillBytes` — counted over the longest time
+   * they live (tasks' `ttlMs` or the state's lifetime, whichever is longer). Past it that
+   * principal's new tasks, task answers and task steps get `-32603` with `data.reason:
+   * "principal_byte_limit"` (a running task that passes it ends `failed` with that error; its
+   * steps never run again), and its large journals travel in the token where they fit; other
+   * principals are not affected. Requests without a principal share one allowance. The
+   * single-use records (a round's kept response) are not counted: they are what keeps a step
+   * from running twice, and the memory store keeps room for them. Default 16 MiB; 0 turns it off.
+   */
+  maxStoreBytesPerPrincipal?: number;
 }
 
 /** What one round of `tools/call` answers: complete, input required, or a task. */

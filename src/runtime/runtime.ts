@@ -1,5 +1,5 @@
 import { createStateCodec, randomUuid, type StateCodec } from "../state/index.js";
-import { createMemoryStore, createStoreClock, monotonicNow } from "../store/index.js";
+import { createMemoryStore, createPrincipalBytes, createStoreClock, monotonicNow } from "../store/index.js";
 import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, RunContext, RunGenerator, ToolDefinition } from "../authoring/definitions.js";
 import { errorToolResult, shapePromptResult, shapeResourceResult, shapeToolResult } from "../authoring/results.js";
 import type { JournalRecord } from "../journal/journal.js";
@@ -91,9 +91,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const store = options.store ?? createMemoryStore();
   // Leases and claims are judged on the store's clock, advanced by a monotonic one (or the test's).
   const shared = createStoreClock({ store, local: options.clock ?? monotonicNow });
-  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared }));
+  // Counted over the longest life of what is counted: a task, or a spilled journal (the state's).
+  const bytes = createPrincipalBytes({
+    store,
+    time: shared,
+    limit: integerOption("maxStoreBytesPerPrincipal", options.maxStoreBytesPerPrincipal, 16 * 1024 * 1024, 0),
+    windowMs: Math.max(integerOption("tasks.ttlMs", options.tasks?.ttlMs, 60 * 60 * 1000), codec.ttlSeconds * 1000),
+  });
+  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared, bytes }));
   const redemption = options.store !== undefined && options.singleUse !== false ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }) : undefined;
-  const spill = createSpill({ store: options.store, thresholdBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024), ttlMs: codec.ttlSeconds * 1000 });
+  const spill = createSpill({ store: options.store, bytes, thresholdBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024), ttlMs: codec.ttlSeconds * 1000 });
   const calls = createCallState({ codec, spill, live, report });
   const run = createRoundHost({ limits, calls, live, redemption, clock, report, onRound: options.onRound, verifyReplay: options.verifyReplay === true });
 

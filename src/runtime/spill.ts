@@ -1,5 +1,5 @@
 import { digestOf, encodeBase64url, randomBytes } from "../state/index.js";
-import type { Store } from "../store/index.js";
+import type { PrincipalBytes, Store } from "../store/index.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import { isSpillRef, type SpillRef } from "../journal/spill-ref.js";
 
@@ -11,16 +11,21 @@ export type { SpillRef } from "../journal/spill-ref.js";
  * (bound like any state: method, target, arguments, principal). A call never fails on the
  * token's size limit because a step returned a lot; the token stays small.
  */
-export function createSpill({ store, thresholdBytes, ttlMs }: { store: Store | undefined; thresholdBytes: number; ttlMs: number }) {
+export function createSpill({ store, bytes, thresholdBytes, ttlMs }: { store: Store | undefined; bytes: PrincipalBytes; thresholdBytes: number; ttlMs: number }) {
   const spills = (text: string) => store !== undefined && text.length > thresholdBytes;
   return {
     /** Whether `seal` would keep this journal text in the store (else the token carries it). */
     spills,
-    /** The journal text as the token will carry it: itself, or (large, with a store) a reference. */
-    async seal(text: string): Promise<{ ref?: SpillRef; body: string }> {
+    /**
+     * The journal text as the token will carry it: itself, or (large, with a store) a reference.
+     * What is spilled counts against the principal's share of the store (refused past it).
+     */
+    async seal(text: string, principal: string | undefined): Promise<{ ref?: SpillRef; body: string }> {
       if (store === undefined || !spills(text)) return { body: text };
       const id = encodeBase64url(randomBytes(16));
-      await store.set(`state:${id}`, text, ttlMs);
+      const key = `state:${id}`;
+      await bytes.charge(principal, key.length + text.length);
+      await store.set(key, text, ttlMs);
       return { ref: { sp: id, h: digestOf(text) }, body: "" };
     },
     /** The reference in sealed data, if the journal was spilled. */

@@ -94,6 +94,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     async delete(key) {
       remove(key);
     },
+    async incr(key, delta, ttlMs) {
+      const entry = live(key);
+      const sum = (entry === undefined ? 0 : Number(entry.value)) + delta;
+      write(key, String(sum), entry === undefined ? ttlMs : entry.expiresAt - clock());
+      return sum;
+    },
     async schedule(index, member, atMs) {
       let members = indexes.get(index);
       if (members === undefined) indexes.set(index, (members = new Map()));

@@ -27,6 +27,10 @@ export interface RedisStoreOptions {
 const SWAP = `local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
 return 0`;
+// Increment; a key this creates gets its time to live (one round trip, atomically).
+const INCR = `local sum = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return sum`;
 
 /**
  * A store on a Redis server, shared by every instance pointed at it. Each operation is one
@@ -58,7 +62,18 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   }
 
   const run = (args: string[]) => bounded(client.sendCommand(args), timeoutMs, args[0]!);
-  let swapSha: string | undefined;
+  const shas = new Map<string, string>();
+  /** Run a Lua script by its digest, loading it first (and again when the server lost its cache: a restart, SCRIPT FLUSH). */
+  const script = async (source: string, args: string[]): Promise<unknown> => {
+    let sha = shas.get(source);
+    if (sha === undefined) shas.set(source, (sha = String(await run(["SCRIPT", "LOAD", source]))));
+    try {
+      return await run(["EVALSHA", sha, ...args]);
+    } catch (error) {
+      if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
+      return run(["EVAL", source, ...args]);
+    }
+  };
   const ms = (ttlMs: number) => String(integerOption("ttlMs", Math.ceil(ttlMs), 1));
 
   return {
@@ -70,21 +85,17 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       return (await run(["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
     },
     async swap(key, expected, value, ttlMs) {
-      const args = ["1", prefix + key, expected, value, ms(ttlMs)];
-      if (swapSha === undefined) swapSha = String(await run(["SCRIPT", "LOAD", SWAP]));
-      try {
-        return (await run(["EVALSHA", swapSha, ...args])) === 1;
-      } catch (error) {
-        // The server lost its script cache (a restart, SCRIPT FLUSH): send the script itself.
-        if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
-        return (await run(["EVAL", SWAP, ...args])) === 1;
-      }
+      return (await script(SWAP, ["1", prefix + key, expected, value, ms(ttlMs)])) === 1;
     },
     async set(key, value, ttlMs) {
       await run(["SET", prefix + key, value, "PX", ms(ttlMs)]);
     },
     async delete(key) {
       await run(["DEL", prefix + key]);
+    },
+    async incr(key, delta, ttlMs) {
+      if (!Number.isSafeInteger(delta)) throw new TypeError(`incr: delta must be a safe integer, got ${delta}`);
+      return Number(await script(INCR, ["1", prefix + key, String(delta), ms(ttlMs)]));
     },
     async schedule(index, member, atMs) {
       await run(["ZADD", prefix + index, String(atMs), member]);

@@ -1,8 +1,9 @@
 /**
- * The one place for what instances must share: task records, redeemed states (single use) and
- * spilled journals. Deliberately small — strings under keys, every write with a
- * time to live, and the three atomic operations the runtime's transitions need — so that an
- * in-memory map and a Redis server implement it the same way.
+ * The one place for what instances must share: task records, redeemed states (single use),
+ * spilled journals and what each principal has stored. Deliberately small — strings under
+ * keys, every write with a time to live, and the atomic operations the runtime's transitions
+ * need (add if absent, compare-and-swap, increment) — so that an in-memory map and a Redis
+ * server implement it the same way.
  */
 export interface Store {
   /** The value under `key`, or `undefined` (absent or expired). */
@@ -14,6 +15,11 @@ export interface Store {
   /** Write unconditionally. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;
+  /**
+   * Add `delta` to the integer under `key` (absent: 0) and return the sum; a key this creates
+   * lives `ttlMs`, an existing one keeps its expiry. Atomic: concurrent additions all count.
+   */
+  incr(key: string, delta: number, ttlMs: number): Promise<number>;
   /** Put `member` in the due-time `index` at `atMs` (moving it if it was there). */
   schedule(index: string, member: string, atMs: number): Promise<void>;
   unschedule(index: string, member: string): Promise<void>;

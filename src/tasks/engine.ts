@@ -49,7 +49,7 @@ const positive = (name: string, value: number | undefined, fallback: number) => 
  * most the step in flight, which the instance taking over runs again (same call id, same
  * `ctx.idempotencyKey`).
  */
-export function createTaskEngine({ store, options, report, clock, time }: Deps): TaskEngine {
+export function createTaskEngine({ store, options, report, clock, time, bytes }: Deps): TaskEngine {
   const ttlMs = positive("ttlMs", options.ttlMs, 60 * 60 * 1000);
   const pollMs = positive("pollIntervalMs", options.pollIntervalMs, 500);
   const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
@@ -82,17 +82,27 @@ export function createTaskEngine({ store, options, report, clock, time }: Deps):
   /**
    * Apply `change` to the task's record atomically: read, change, compare-and-swap, again on a
    * conflict. `change` returns the new record, or `false` to leave it. Returns the record as it
-   * now is (`undefined`: no such task) and whether this call wrote it.
+   * now is (`undefined`: no such task) and whether this call wrote it. With `charged`, the
+   * record's growth counts against its principal's share of the store (a refusal throws
+   * before anything is written); lease, cancel and failure writes are not charged — they
+   * barely change its size, and refusing them would strand a task.
    */
-  async function update(id: string, change: (r: TaskRecord) => TaskRecord | false): Promise<{ record: TaskRecord | undefined; written: boolean }> {
+  async function update(id: string, change: (r: TaskRecord) => TaskRecord | false, charged = false): Promise<{ record: TaskRecord | undefined; written: boolean }> {
     await time.sync();
+    // Growth already counted by an attempt that lost its compare-and-swap: not counted twice.
+    let counted = 0;
     for (let attempt = 0; attempt < 50; attempt++) {
       const current = await load(id);
       if (current === undefined) return { record: undefined, written: false };
       const next = change(current.record);
       if (next === false) return { record: current.record, written: false };
       const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: time.now() };
-      if (await store.swap(keyOf(id), current.raw, JSON.stringify(written), storeTtl(written))) {
+      const text = JSON.stringify(written);
+      if (charged && text.length - current.raw.length > counted) {
+        await bytes.charge(written.principal, text.length - current.raw.length - counted);
+        counted = text.length - current.raw.length;
+      }
+      if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
         // The lease index follows the lease (best effort: a stale entry is only re-checked).
         if (written.lease && written.status === "working") await store.schedule(LEASES, id, written.lease.until);
         // An entry left behind only costs the sweeper a look: its failure must not turn a
@@ -111,14 +121,19 @@ export function createTaskEngine({ store, options, report, clock, time }: Deps):
 
   /** End the task with `outcome`: by the run that holds it (`run`), or a cancellation by anyone. */
   const finish = (id: string, outcome: Partial<TaskRecord> & { status: TaskRecord["status"] }, run?: string) =>
-    update(id, (r) => {
-      if (isTerminal(r.status)) return false;
-      // A cancel that was acknowledged wins over an outcome that arrived after it.
-      if (r.cancel === true && outcome.status !== "cancelled") return { ...r, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
-      if (outcome.status !== "cancelled" && !holds(r, run)) return false;
-      const { lease: _lease, park: _park, ...rest } = r;
-      return { ...rest, waiting: [], answers: {}, ...outcome };
-    });
+    update(
+      id,
+      (r) => {
+        if (isTerminal(r.status)) return false;
+        // A cancel that was acknowledged wins over an outcome that arrived after it.
+        if (r.cancel === true && outcome.status !== "cancelled") return { ...r, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
+        if (outcome.status !== "cancelled" && !holds(r, run)) return false;
+        const { lease: _lease, park: _park, ...rest } = r;
+        return { ...rest, waiting: [], answers: {}, ...outcome };
+      },
+      // A result is the principal's data; a failure or a cancellation must always be writable.
+      outcome.status === "completed",
+    );
 
   function launch(record: TaskRecord, resume: Parked | undefined): void {
     const run = drive(record, resume).catch((error: unknown) => report(error, infoOf(record)));
@@ -211,6 +226,7 @@ export function createTaskEngine({ store, options, report, clock, time }: Deps):
                 // The parked asks' answers are in the journal now: their bookkeeping goes, or a
                 // takeover would take the journal's end for the park point (patched() = old code).
                 owned(r, run) ? { ...r, journal: records.slice(), outstanding: {}, partial: {}, answers: {}, waiting: [], lease: lease(run) } : false,
+              true,
               )));
           if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
           if (stop) throw stop;
@@ -295,7 +311,7 @@ export function createTaskEngine({ store, options, report, clock, time }: Deps):
       });
       const { lease: _lease, ...rest } = r;
       return { ...rest, status: "input_required", message: "Waiting for input", journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial ?? {}, waiting, answers: {}, used: [...used], park: nonce };
-    });
+    }, true);
     if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs);
     else if (parkedNow.record?.cancel === true) await finish(record.id, { status: "cancelled", message: "Cancelled" });
   }
@@ -379,8 +395,10 @@ export function createTaskEngine({ store, options, report, clock, time }: Deps):
         used: [],
         lease: lease(randomUuid()),
       };
+      const text = JSON.stringify(record);
+      await bytes.charge(record.principal, keyOf(record.id).length + text.length);
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
-      if (!(await store.add(keyOf(record.id), JSON.stringify(record), ttlMs))) {
+      if (!(await store.add(keyOf(record.id), text, ttlMs))) {
         // Already there: an earlier attempt at this start whose answer was lost (a write that
         // landed after its timeout). The same call's task is that one; it is indexed (again) so
         // the sweeper runs it if nobody does, and reported as it is now.
@@ -422,7 +440,7 @@ export function createTaskEngine({ store, options, report, clock, time }: Deps):
         if (!changed) return false;
         const complete = r.waiting.every((w) => Object.hasOwn(answers, w.key));
         return complete ? { ...r, answers, status: "working", message: undefined, lease: lease(randomUuid()) } : { ...r, answers };
-      });
+      }, true);
       if (result.written && result.record?.status === "working") {
         ensureSweeper();
         const def = defs.get(result.record.tool);

@@ -3,7 +3,7 @@ import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
 import type { ErrorInfo } from "../replay/errors.js";
 import type { Suspended } from "../replay/round.js";
-import type { Store, StoreClock } from "../store/index.js";
+import type { PrincipalBytes, Store, StoreClock } from "../store/index.js";
 import type { CreateTaskResult, GetTaskResult } from "../wire/index.js";
 
 // The task engine's vocabulary: its options, what starting a task takes, and what it offers.
@@ -88,4 +88,6 @@ export interface Deps {
    * store's), so that one machine's fast clock neither steals a live task nor keeps a dead one.
    */
   time: StoreClock;
+  /** Each principal's share of the store: a task record's first write and its growth are counted. */
+  bytes: PrincipalBytes;
 }

@@ -1,0 +1,66 @@
+import { digestOf } from "../state/index.js";
+import { ErrorCode, ProtocolError } from "../wire/index.js";
+import type { Store } from "./store.js";
+import type { StoreClock } from "./store-clock.js";
+
+/**
+ * Each principal's share of the store's bytes: what its calls make the store keep (task
+ * records as they grow, spilled journals) is counted against `limit`, so that one client
+ * cannot fill a store every other client needs.
+ *
+ * How it bounds what is held without tracking every entry: nothing charged lives longer than
+ * `windowMs` (the longest time to live of what is charged), and every entry's size is at most
+ * what was charged for it (its first write and each later growth). So what a principal holds
+ * at any moment was charged within the last `windowMs`, which lies within the current and the
+ * previous window of that length — and a charge is refused when those two windows together
+ * would pass the limit. Counters are increments on the store (one round trip a charge; the
+ * previous window's total is read once per window and instance). A charge whose write timed
+ * out may still land: it then counts twice, which only errs on the safe side.
+ */
+export interface PrincipalBytes {
+  /** Count `bytes` for `principal`, or refuse with `-32603` `principal_byte_limit` (nothing counted). */
+  charge(principal: string | undefined, bytes: number): Promise<void>;
+}
+
+/** The reason a refused charge carries on the wire. */
+export const PRINCIPAL_BYTE_LIMIT = "principal_byte_limit";
+
+export function createPrincipalBytes({ store, time, limit, windowMs }: { store: Store; time: StoreClock; limit: number; windowMs: number }): PrincipalBytes {
+  // Previous windows' totals by counter key: final once their window has passed.
+  const previous = new Map<string, number>();
+  const keyOf = (principal: string | undefined, window: number) => `principal-bytes:${principal === undefined ? "-" : digestOf(principal)}:${window}`;
+  // A counter outlives its window by one more, while it is the previous one.
+  const ttlMs = 2 * windowMs + 1000;
+
+  async function previousTotal(key: string): Promise<number> {
+    const known = previous.get(key);
+    if (known !== undefined) return known;
+    const total = Number((await store.get(key)) ?? 0);
+    if (previous.size >= 10_000) previous.clear();
+    previous.set(key, total);
+    return total;
+  }
+
+  return {
+    async charge(principal, bytes) {
+      if (bytes <= 0 || limit === 0) return;
+      await time.sync();
+      const window = Math.floor(time.now() / windowMs);
+      const before = await previousTotal(keyOf(principal, window - 1));
+      const key = keyOf(principal, window);
+      const total = await store.incr(key, bytes, ttlMs);
+      if (before + total <= limit) return;
+      // Over: give the charge back (best effort: if that fails, it stays counted — safe).
+      await store.incr(key, -bytes, ttlMs).catch(() => {});
+      throw new ProtocolError(
+        ErrorCode.InternalError,
+        `This caller's calls already keep ${before + total - bytes} bytes in the server's store, and ${bytes} more would pass its share of ${limit}; wait for earlier calls and tasks to expire, or cancel some`,
+        { reason: PRINCIPAL_BYTE_LIMIT, limit },
+      );
+    },
+  };
+}
+
+/** Whether `error` is a refused charge. */
+export const isPrincipalByteLimit = (error: unknown): error is ProtocolError =>
+  error instanceof ProtocolError && (error.data as { reason?: unknown } | undefined)?.reason === PRINCIPAL_BYTE_LIMIT;
