@@ -9,3 +9,4 @@ export { encodeValue, encodeValueWalked, decodeValue } from "./state/value-text.
 export { randomUuid } from "./state/random.js";
 export { encodeBase64url, decodeBase64url } from "./state/base64url.js";
 export { createStoreClock } from "./store/store-clock.js";
+export { dropKeptResponse } from "./store/memory.js";

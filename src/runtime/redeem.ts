@@ -60,8 +60,8 @@ const continuation = z.object({
 const record = z.discriminatedUnion("s", [
   /** Someone (`o`, claim `i`) runs the round for answers with digest `d`; if `u` passes without renewal, it died. */
   z.object({ d: z.string(), s: z.literal("pending"), o: z.string(), i: z.string().optional(), u: z.number(), k: continuation.optional() }),
-  /** The round's response. */
-  z.object({ d: z.string(), s: z.literal("done"), r: z.union([z.object({ result: z.unknown() }), z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }) })]) }),
+  /** The round's response — or, `dropped`, that there was one (a full memory store shrank it: `dropKeptResponse`). */
+  z.object({ d: z.string(), s: z.literal("done"), r: z.union([z.object({ result: z.unknown() }), z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }) })]).optional(), dropped: z.literal(true).optional() }),
   /** A round whose steps ran stopped there: the same request continues from `k`. */
   z.object({ d: z.string(), s: z.literal("cont"), k: continuation }),
   /** Given up by a round that ran nothing: any request may claim the state. */
@@ -203,7 +203,12 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
         if (found.d !== digest) {
           throw new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", { reason: "state_redeemed" });
         }
-        if (found.s === "done") return { kind: "stored", response: found.r as RoundResponse };
+        if (found.s === "done") {
+          if (found.r === undefined) {
+            throw new ProtocolError(ErrorCode.InternalError, "This round already ran and was answered; the server no longer keeps its response (its store was full). If that response was lost, start the call again without requestState.", { reason: "response_not_kept" });
+          }
+          return { kind: "stored", response: found.r as RoundResponse };
+        }
         if (found.s === "cont" || found.u <= shared.now() || abandoned.has(raw)) {
           // A round that stopped after its steps (continue from where it got), or whose runner
           // stopped renewing (an instance that died mid-round): take the round over.

@@ -20,6 +20,32 @@ export interface MemoryStoreOptions {
   reservedBytes?: number;
   /** Which keys are that bookkeeping. Default: the runtime's single-use records (`redeem:…`). */
   reserved?: (key: string) => boolean;
+  /**
+   * What a value may shrink to when the store is full — smaller, and keeping every guarantee —
+   * or `undefined` if it cannot. Full, the store shrinks the oldest values it can until an
+   * eighth of its bound is free again, before it refuses anything. Default: a round's kept
+   * response (`redeem:…` answered) keeps that the round ran and for which answers, and drops
+   * the response itself — a repeat of that request is then told the response is no longer
+   * kept (`response_not_kept`) instead of the round running again.
+   */
+  shrink?: (key: string, value: string) => string | undefined;
+}
+
+/**
+ * The default `shrink`: the runtime's record of an answered round (runtime/redeem.ts, status
+ * `done` with the response in `r`) without its response. Anything else stays as it is.
+ */
+export function dropKeptResponse(key: string, value: string): string | undefined {
+  if (!key.startsWith("redeem:") || !value.startsWith('{"d":')) return undefined;
+  let record: unknown;
+  try {
+    record = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  const { d, s, r } = record as { d?: unknown; s?: unknown; r?: unknown };
+  if (s !== "done" || r === undefined || typeof d !== "string") return undefined;
+  return JSON.stringify({ d, s: "done", dropped: true });
 }
 
 interface Entry {
@@ -32,15 +58,17 @@ interface Entry {
  * `npm start` needs and what tests use. Expired entries are dropped when read and swept when
  * the store nears its bound.
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number } {
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number; readonly shrunk: number } {
   const maxBytes = integerOption("maxBytes", options.maxBytes, 64 * 1024 * 1024);
   const clock = options.clock ?? Date.now;
   const reservedBytes = integerOption("reservedBytes", options.reservedBytes, Math.floor(maxBytes / 16), 0);
   if (reservedBytes >= maxBytes) throw new TypeError(`reservedBytes (${reservedBytes}) must be less than maxBytes (${maxBytes})`);
   const reserved = options.reserved ?? ((key: string) => key.startsWith("redeem:"));
+  const shrink = options.shrink ?? dropKeptResponse;
   const entries = new Map<string, Entry>();
   const indexes = new Map<string, Map<string, number>>();
   let bytes = 0;
+  let shrunk = 0;
 
   const live = (key: string): Entry | undefined => {
     const entry = entries.get(key);
@@ -59,12 +87,30 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const now = clock();
     for (const [key, entry] of entries) if (entry.expiresAt <= now) remove(key);
   };
+  /**
+   * Shrink the oldest values that can be (insertion order: a rewritten entry counts as new)
+   * until an eighth of the bound is free: done in batches, so a full store does not scan on
+   * every write.
+   */
+  const shed = () => {
+    const target = maxBytes - Math.floor(maxBytes / 8);
+    for (const [key, entry] of entries) {
+      if (bytes <= target) return;
+      const smaller = shrink(key, entry.value);
+      if (smaller === undefined || smaller.length >= entry.value.length) continue;
+      bytes -= entry.value.length - smaller.length;
+      // In place: the entry keeps its position and its expiry.
+      entry.value = smaller;
+      shrunk++;
+    }
+  };
   const write = (key: string, value: string, ttlMs: number) => {
     const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
     const before = entries.get(key);
     const growth = key.length + value.length - (before ? key.length + before.value.length : 0);
     const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
     if (bytes + growth > limit) sweep();
+    if (bytes + growth > limit) shed();
     if (bytes + growth > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${key.length + value.length} bytes was refused`);
     remove(key);
     entries.set(key, { value, expiresAt: clock() + ttl });
@@ -74,6 +120,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   return {
     get bytes() {
       return bytes;
+    },
+    /** How many values were shrunk to make room so far. */
+    get shrunk() {
+      return shrunk;
     },
     async get(key) {
       return live(key)?.value;

@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createMemoryStore, createRuntime, elicit, type Runtime, step, tool } from "mcp-yield";
+import { dropKeptResponse } from "../src/internal.js";
+
+// The in-memory store, full, degrades instead of refusing everything: the oldest kept responses
+// of answered rounds shrink to "answered, for these answers" — a repeat of such a round is told
+// its response is no longer kept, and still never runs the round again — while new rounds go on.
+// The sustained rate the store holds follows from what one answered round keeps once shrunk.
+
+const keys = [{ id: "d", secret: new Uint8Array(32).fill(17) }];
+const caps = { clientCapabilities: { elicitation: {} } };
+const runtimes: Runtime[] = [];
+afterEach(async () => {
+  for (const r of runtimes.splice(0)) await r.close();
+});
+
+describe("memory store degrade policy", () => {
+  it("unit: full, it shrinks the oldest kept responses (in place, expiry kept) before refusing; what cannot shrink is refused", async () => {
+    const store = createMemoryStore({ maxBytes: 4_000, reservedBytes: 100 });
+    const done = (i: number) => JSON.stringify({ d: `digest${i}`, s: "done", r: { result: { content: [{ type: "text", text: "r".repeat(300) }] } } });
+    for (let i = 0; i < 10; i++) await store.set(`redeem:n${i}`, done(i), 60_000);
+    expect(store.shrunk).toBe(0);
+    await store.set("redeem:n10", done(10), 60_000); // past the bound: the oldest shrink first
+    expect(store.shrunk).toBeGreaterThan(0);
+    expect(JSON.parse((await store.get("redeem:n0"))!)).toEqual({ d: "digest0", s: "done", dropped: true });
+    expect(JSON.parse((await store.get("redeem:n10"))!).r).toBeDefined();
+    expect(store.bytes).toBeLessThanOrEqual(4_000);
+    // Values nothing can shrink (a pending claim, a task record) are never altered; past the bound they are refused.
+    await expect(store.set("task:big", "t".repeat(5_000), 60_000)).rejects.toMatchObject({ reason: "store_full" });
+  });
+
+  it("end to end: rounds keep being answered past the store's size; an old round's repeat gets response_not_kept, its step not run again; a recent one's gets its response", async () => {
+    let now = 1_800_000_000_000;
+    const clock = () => now;
+    const store = createMemoryStore({ maxBytes: 256 * 1024, clock });
+    const runtime = createRuntime({ state: { keys, clock }, clock, store, onError: () => {} });
+    runtimes.push(runtime);
+    let charged = 0;
+    const pay = tool({ name: "pay", description: "", input: z.object({}), async *run() {
+      yield* elicit("Pay?", z.object({ ok: z.boolean() }), { key: "ok" });
+      yield* step("charge", () => ++charged);
+      return `receipt ${"r".repeat(2_000)}`; // a kept response of ~2 KB
+    } });
+    const rounds: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < 400; i++) {
+      const first = (await runtime.callTool(pay, { name: "pay", arguments: {} }, caps)) as { requestState: string };
+      const answer = { name: "pay", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } };
+      await runtime.callTool(pay, answer, caps); // never refused: 400 × 2 KB is 3× the store
+      rounds.push(answer);
+      now += 100;
+    }
+    expect(charged).toBe(400);
+    expect(store.shrunk).toBeGreaterThan(0);
+    const old = await runtime.callTool(pay, rounds[0]!, caps).catch((e: unknown) => e);
+    expect(old).toMatchObject({ code: -32603, data: { reason: "response_not_kept" } });
+    const recent = await runtime.callTool(pay, rounds.at(-1)!, caps);
+    expect(recent).toMatchObject({ content: [{ type: "text" }] });
+    expect(charged).toBe(400);
+  });
+
+  it("measures what one answered round keeps once shrunk, and the sustained rate the default store holds", async () => {
+    let now = 1_800_000_000_000;
+    const clock = () => now;
+    // The default shrink, watched: the size of each answered round once shrunk (key and value).
+    const after: number[] = [];
+    const shrink = (key: string, value: string) => {
+      const smaller = dropKeptResponse(key, value);
+      if (smaller !== undefined) after.push(key.length + smaller.length);
+      return smaller;
+    };
+    const store = createMemoryStore({ maxBytes: 24 * 1024, clock, shrink });
+    const runtime = createRuntime({ state: { keys, clock }, clock, store, onError: () => {} });
+    runtimes.push(runtime);
+    const ok = tool({ name: "ok", description: "", input: z.object({}), async *run() {
+      yield* elicit("Ok?", z.object({ ok: z.boolean() }), { key: "ok" });
+      return "done";
+    } });
+    const perRound: number[] = [];
+    // 180 rounds × 168 bytes pass 24 KiB: the oldest shrink, and all 180 fit shrunk.
+    for (let i = 0; i < 180; i++) {
+      const first = (await runtime.callTool(ok, { name: "ok", arguments: {} }, caps)) as { requestState: string };
+      const before = store.bytes;
+      await runtime.callTool(ok, { name: "ok", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } }, caps);
+      perRound.push(store.bytes - before);
+      now += 10;
+    }
+    // Shrunk, an answered round keeps its key and {d, s, dropped}: the floor of the store's use per round.
+    expect(after.length).toBeGreaterThan(50);
+    expect(new Set(after).size).toBe(1);
+    const shrunk = after[0]!;
+    const stateTtlSeconds = 600; // the codec's default
+    const sustained = Math.floor((64 * 1024 * 1024) / (shrunk * stateTtlSeconds));
+    // Before the store filled, each answered round added the same number of bytes.
+    const unshrunk = perRound[0]!;
+    expect(perRound.slice(0, 50).every((n) => n === unshrunk)).toBe(true);
+    console.log(`kept per answered round: ${unshrunk} bytes before shrinking, ${shrunk} after; the default 64 MiB store holds ${sustained} rounds/s sustained with the default 10-minute state lifetime`);
+    expect(shrunk).toBeLessThan(120);
+    expect(sustained).toBeGreaterThan(900);
+  });
+});
