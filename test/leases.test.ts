@@ -1,8 +1,9 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, elicit, type Runtime, type Store, step, tool } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
-import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
+import { closedAfterEach, killable } from "./support/instances.js";
+import { REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
 
 // Who runs a task is decided on one clock every instance shares (the store's), and a run that
 // lost its lease never starts another step: two machines whose clocks disagree by an hour
@@ -13,13 +14,7 @@ const keys = [{ id: "l", secret: new Uint8Array(32).fill(9) }];
 const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
 const HOUR = 60 * 60 * 1000;
 const prefix = testPrefix("leases");
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  for (const o of open.splice(0).reverse()) await o.close();
-});
-afterAll(async () => {
-  if (redisAvailable) await dropPrefix(prefix);
-});
+const open = closedAfterEach(prefix);
 
 function instance(store: Store, clock: () => number, leaseMs: number): Runtime {
   const runtime = createRuntime({ state: { keys }, store, clock, onError: () => {}, tasks: { leaseMs, sweepMs: 50 } });
@@ -42,15 +37,8 @@ describe.skipIf(!redisAvailable)("leases judged on the store's clock (Redis TIME
   /** A store on its own connection; `dead = true` makes it stop answering (a process gone). */
   async function redis() {
     const real = await createRedisStore({ url: REDIS_URL, prefix });
-    let dead = false;
-    const store = new Proxy(real, {
-      get: (t, p) => {
-        const v = t[p as keyof Store];
-        return typeof v === "function" ? (...a: unknown[]) => (dead && p !== "close" ? new Promise(() => {}) : (v as (...x: unknown[]) => unknown).apply(t, a)) : v;
-      },
-    }) as Store;
     open.push(real);
-    return { store, kill: () => (dead = true) };
+    return killable(real);
   }
 
   it("an owner whose clock is an hour behind keeps its task while it lives: a successor an hour ahead does not take it", async () => {

@@ -36,6 +36,9 @@ export const EFFECT_KINDS = {
   all: { helper: "all(...)", letter: "a" },
   task: { helper: "runAsTask" },
   patch: { helper: "patched" },
+  sleep: { helper: "sleep" },
+  attempt: { helper: "step(..., { retry })" },
+  progress: { helper: "progress" },
 } as const;
 
 /** One kind of ask. */

@@ -93,8 +93,31 @@ export interface PatchEffect {
   readonly kind: "patch";
   readonly id: string;
 }
+/** The effect `sleep(...)` yields: wake at `until` (epoch ms), or `ms` from when it is first reached. */
+export interface SleepEffect {
+  readonly kind: "sleep";
+  readonly until: number | undefined;
+  readonly ms: number | undefined;
+}
+/** One attempt of a step that retries: its outcome is recorded, success or failure (`AttemptOutcome`). */
+export interface AttemptEffect {
+  readonly kind: "attempt";
+  readonly name: string;
+  readonly fn: (signal: AbortSignal) => unknown;
+  /** Whether a failure may be tried again (recorded with the failure: decided once, on the real error). */
+  readonly retryable: (error: unknown) => boolean;
+}
+/** What one attempt gives back: the value, or the failure as recorded (the error itself is not journaled). */
+export type AttemptOutcome = { ok: unknown } | { failed: { name: string; message: string; retry: boolean } };
+/** The effect `progress(...)` yields. */
+export interface ProgressEffect {
+  readonly kind: "progress";
+  readonly message: string;
+  readonly done: number | undefined;
+  readonly total: number | undefined;
+}
 /** Everything a `run` generator may yield. */
-export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect | PatchEffect;
+export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect | PatchEffect | SleepEffect | AttemptEffect | ProgressEffect;
 
 /** A helper generator for one ask: usable with `yield*` or inside `all(...)`. */
 export type Ask<R> = Generator<AskEffect, R, unknown>;
@@ -176,9 +199,110 @@ export function listRoots(options: AskOptions = {}): Ask<Root[]> {
  * `-0`/`NaN`/`±Infinity`, `Date`, `Map`, `Set`; anything else (a class instance, a function,
  * a cycle, ...) fails the round that records it, naming the step and the path.
  */
-export function* step<T>(name: string, fn: (signal: AbortSignal) => T | Promise<T>): Op<Awaited<T>> {
+export function* step<T>(name: string, fn: (signal: AbortSignal) => T | Promise<T>, options: StepOptions = {}): Op<Awaited<T>> {
   if (typeof name !== "string" || name === "") throw new TypeError("step name must be a non-empty string");
-  return (yield { kind: "step", name, fn }) as Awaited<T>;
+  if (typeof fn !== "function") throw new TypeError(`step("${name}"): fn must be a function`);
+  if (options.retry === undefined) return (yield { kind: "step", name, fn }) as Awaited<T>;
+  const retry = retryPolicy(name, options.retry);
+  for (let attempt = 1; ; attempt++) {
+    const outcome = (yield { kind: "attempt", name, fn, retryable: (error) => !(error instanceof NonRetryableError) && retry.retryIf(error) }) as AttemptOutcome;
+    if ("ok" in outcome) return outcome.ok as Awaited<T>;
+    if (!outcome.failed.retry || attempt >= retry.attempts) throw new StepFailedError(name, attempt, outcome.failed);
+    // Durable: the task sleeps in the store between attempts (its wake time is recorded, so the
+    // jitter drawn here is only used the first time).
+    const delay = Math.min(retry.maxMs, retry.initialMs * retry.factor ** (attempt - 1));
+    yield* sleep(Math.round(retry.jitter ? delay * (1 - retry.jitter * Math.random()) : delay));
+  }
+}
+
+/** Options of `step`. */
+export interface StepOptions {
+  /**
+   * Try the step again when it throws: each attempt's outcome is recorded, the delay before the
+   * next is a durable `sleep` (so retries need a task), and every attempt sees the same
+   * `ctx.idempotencyKey`. Throw `NonRetryableError` to stop at once. When attempts run out, the
+   * step throws `StepFailedError` (the call fails like any author failure: `onError`, `isError`).
+   */
+  retry?: RetryOptions;
+}
+
+/** How a step is retried. */
+export interface RetryOptions {
+  /** Attempts in all, the first included. Default 3. */
+  attempts?: number;
+  /** Delay before the second attempt, in ms. Default 1000. */
+  initialMs?: number;
+  /** Each delay is the one before times this. Default 2. */
+  factor?: number;
+  /** No delay is longer than this, in ms. Default 60000. */
+  maxMs?: number;
+  /** Take up to this fraction off each delay at random (0–1), so retries of many tasks spread out. Default 0. */
+  jitter?: number;
+  /** Whether an error may be tried again (after `NonRetryableError`, which never is). Default: every error. */
+  retryIf?: (error: unknown) => boolean;
+}
+
+function retryPolicy(name: string, given: RetryOptions): Required<RetryOptions> {
+  const check = (what: keyof RetryOptions, value: number | undefined, fallback: number, ok: (n: number) => boolean) => {
+    if (value === undefined) return fallback;
+    if (typeof value !== "number" || !ok(value)) throw new TypeError(`step("${name}"): retry.${what} must be ${what === "attempts" ? "an integer ≥ 1" : what === "jitter" ? "between 0 and 1" : what === "factor" ? "a number ≥ 1" : "a number ≥ 0"}, got ${String(value)}`);
+    return value;
+  };
+  if (given.retryIf !== undefined && typeof given.retryIf !== "function") throw new TypeError(`step("${name}"): retry.retryIf must be a function`);
+  return {
+    attempts: check("attempts", given.attempts, 3, (n) => Number.isSafeInteger(n) && n >= 1),
+    initialMs: check("initialMs", given.initialMs, 1000, (n) => Number.isFinite(n) && n >= 0),
+    factor: check("factor", given.factor, 2, (n) => Number.isFinite(n) && n >= 1),
+    maxMs: check("maxMs", given.maxMs, 60_000, (n) => Number.isFinite(n) && n >= 0),
+    jitter: check("jitter", given.jitter, 0, (n) => n >= 0 && n <= 1),
+    retryIf: given.retryIf ?? (() => true),
+  };
+}
+
+/** Throw this from a retrying step to stop retrying at once: the step fails with it. */
+export class NonRetryableError extends Error {
+  override readonly name: string = "NonRetryableError";
+}
+
+/** A retrying step's last failure, as recorded: thrown from `step(...)` once it may not try again. */
+export class StepFailedError extends Error {
+  override readonly name = "StepFailedError";
+  constructor(
+    readonly step: string,
+    readonly attempts: number,
+    readonly last: { name: string; message: string },
+  ) {
+    super(`step("${step}") failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${last.name}: ${last.message}`);
+  }
+}
+
+/**
+ * Wait — durably, inside a task: the task is kept in the store with its wake time, no instance
+ * holds it (no timer, no memory), and whichever instance's sweeper finds it due goes on with it.
+ * `duration` is milliseconds from when the call first gets here, or a `Date` to wake at. The
+ * wake time is recorded, so a replay never waits again for time already waited. A foreground
+ * call cannot sleep (it has no place to wait): `sleep` there is an author error — call
+ * `runAsTask()` first, or make the tool `task: "required"`.
+ */
+export function* sleep(duration: number | Date): Op<void> {
+  if (duration instanceof Date) {
+    if (Number.isNaN(duration.getTime())) throw new TypeError("sleep: the Date is invalid");
+    yield { kind: "sleep", until: duration.getTime(), ms: undefined };
+    return;
+  }
+  if (typeof duration !== "number" || !Number.isFinite(duration) || duration < 0) throw new TypeError(`sleep: duration must be a finite number of ms ≥ 0 or a Date, got ${String(duration)}`);
+  yield { kind: "sleep", until: undefined, ms: duration };
+}
+
+/**
+ * Tell the client how far the task got: `message` becomes the task's `statusMessage` (seen by
+ * `tasks/get` on every instance), with `done`/`total` appended when given. Recorded, so a
+ * replay does not repeat it. Outside a task it does nothing.
+ */
+export function* progress(message: string, options: { done?: number; total?: number } = {}): Op<void> {
+  if (typeof message !== "string") throw new TypeError("progress: message must be a string");
+  for (const n of [options.done, options.total]) if (n !== undefined && (typeof n !== "number" || !Number.isFinite(n))) throw new TypeError("progress: done and total must be finite numbers");
+  yield { kind: "progress", message, done: options.done, total: options.total };
 }
 
 /** The current time in ms, recorded so every replay sees the same value. */

@@ -231,7 +231,8 @@ export function describeAskChange(recorded: string, current: string, effect: Eff
 
 /**
  * What the code does at a position, short: `S<step name>`, `N` (now), `U` (uuid), `T`
- * (runAsTask), or a kind letter and a hash of the ask (its key and request), e.g. `eAbCdEfGh`.
+ * (runAsTask), `P<id>` (patched), `Z` (sleep), `R<step name>` (an attempt of a retrying step),
+ * `G` (progress), or a kind letter and a hash of the ask (its key and request), e.g. `eAbCdEfGh`.
  */
 export function fingerprintOf(effect: Effect, key: string | undefined, recorded?: string): string {
   switch (effect.kind) {
@@ -245,6 +246,12 @@ export function fingerprintOf(effect: Effect, key: string | undefined, recorded?
       return "T";
     case "patch":
       return `P${effect.id}`;
+    case "sleep":
+      return "Z";
+    case "attempt":
+      return /[\t\n\r]/.test(effect.name) ? `R#${hash8(effect.name)}` : `R${effect.name}`;
+    case "progress":
+      return "G";
     case "all": {
       const parts = Array.isArray(effect.asks)
         ? (effect.asks as readonly AskEffect[]).map((a, i) => fingerprintOf(a, subKey(key!, a, i)))
@@ -312,6 +319,12 @@ export function describeFingerprint(fp: string | undefined): string {
       return "runAsTask()";
     case "P":
       return `patched("${fp.slice(1)}")`;
+    case "Z":
+      return "sleep()";
+    case "R":
+      return fp.startsWith("R#") ? "an attempt of a retrying step (its name hashed)" : `an attempt of step("${fp.slice(1)}")`;
+    case "G":
+      return "progress()";
     case "C":
       return `ctx.can("${askByLetter.get(fp[1]!)?.capability ?? "?"}")`;
     default:

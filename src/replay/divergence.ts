@@ -1,5 +1,5 @@
 import { canonicalJson } from "../state/index.js";
-import type { AskEffect } from "../authoring/effects.js";
+import { type AskEffect, isAskEffect } from "../authoring/effects.js";
 import { requestOf } from "../journal/journal.js";
 import type { Traced } from "./round.js";
 
@@ -24,6 +24,12 @@ function label(t: Traced): string {
       return "runAsTask()";
     case "patch":
       return `patched("${effect.id}")`;
+    case "sleep":
+      return "sleep()";
+    case "attempt":
+      return `step("${effect.name}", ..., { retry })`;
+    case "progress":
+      return "progress()";
     default:
       return `${effect.kind === "all" ? "all(...)" : effect.kind} under key "${key}"`;
   }
@@ -68,7 +74,7 @@ export function describeChange(then: Traced | undefined, now: Traced | undefined
     return undefined;
   }
   if (a.kind === "patch" && b.kind === "patch") return a.id === b.id ? undefined : `patched("${a.id}") became patched("${b.id}")`;
-  if (a.kind === "step" || a.kind === "now" || a.kind === "uuid" || a.kind === "all" || a.kind === "task" || a.kind === "patch") return undefined;
-  const change = paramChange(a, b as AskEffect);
+  if (!isAskEffect(a) || !isAskEffect(b)) return undefined;
+  const change = paramChange(a, b);
   return change === undefined ? undefined : `${label(then)}: ${change}`;
 }

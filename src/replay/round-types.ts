@@ -72,6 +72,13 @@ export interface RoundInput {
    * ends the round without running the step.
    */
   beforeStep?: () => Promise<void>;
+  /**
+   * The clock `sleep()` wake times are set and compared on (a task's: the store's). Without it
+   * the call is not a task and `sleep()` is an author error.
+   */
+  wakeClock?: () => number;
+  /** Where `progress(...)` goes (a task's status message); without it progress does nothing. */
+  onProgress?: (message: string, done: number | undefined, total: number | undefined) => Promise<void>;
 }
 
 /** What the code did at one journal position, for divergence messages. */
@@ -95,6 +102,8 @@ export interface Suspended {
 
 export type RoundOutcome =
   | { type: "complete"; value: unknown; journal: JournalRecord[] }
+  /** The task sleeps until `until` (on the wake clock): recorded last in `journal`; no generator is kept. */
+  | { type: "sleep"; until: number; journal: JournalRecord[] }
   /** The call became a task at `runAsTask()` (recorded last in `journal`). */
   | { type: "task"; journal: JournalRecord[]; message: string | undefined; suspended: Suspended }
   | {

@@ -18,7 +18,7 @@ import { encodeValue, UnsupportedValueError } from "../state/index.js";
 import type { Capability, InputRequest } from "../wire/index.js";
 import { AnswerSchemaError, checkAnswer } from "./answers.js";
 import type { RunGenerator } from "../authoring/definitions.js";
-import { type AllEffect, type AskEffect, type Effect, isEffect } from "../authoring/effects.js";
+import { type AllEffect, type AskEffect, type AttemptEffect, type AttemptOutcome, type Effect, isEffect } from "../authoring/effects.js";
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
 import type { RoundInput, RoundOutcome, StepRun, Suspended } from "./round-types.js";
 export type { RoundInput, RoundOutcome, StepRun, Suspended, Traced } from "./round-types.js";
@@ -207,6 +207,10 @@ export class Round {
           this.records.push(recorded);
         }
         this.index++;
+        // A sleep already begun: past its wake time the code goes on; before it, sleep on.
+        if (effect.kind === "sleep" && input.wakeClock !== undefined && !input.verify && (send as number) > input.wakeClock()) {
+          return { type: "sleep", until: send as number, journal: this.records };
+        }
         continue;
       }
       if (input.verify && fp !== input.verify.pending) {
@@ -222,6 +226,27 @@ export class Round {
           }
           await input.beforeStep?.();
           text = recordable(await this.runStep(effect.name, effect.fn), `the value step("${effect.name}") returned`);
+          break;
+        case "attempt":
+          if (input.onStep && this.records.length > this.saved) {
+            this.saved = this.records.length;
+            await input.onStep(this.records);
+          }
+          await input.beforeStep?.();
+          text = recordable(await this.runAttempt(effect), `the value step("${effect.name}") returned`);
+          break;
+        case "sleep": {
+          if (input.wakeClock === undefined) throw new AuthorCodeError(new Error('sleep() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
+          const wake = effect.until ?? input.wakeClock() + effect.ms!;
+          this.records.push([fp, encodeValue(wake)]);
+          this.index++;
+          if (wake > input.wakeClock()) return { type: "sleep", until: wake, journal: this.records };
+          send = undefined;
+          continue;
+        }
+        case "progress":
+          await input.onProgress?.(effect.message, effect.done, effect.total);
+          text = "1";
           break;
         case "now":
           text = encodeValue(input.clock());
@@ -253,7 +278,7 @@ export class Round {
       }
       this.records.push([fp, text]);
       this.index++;
-      if (effect.kind === "step" && input.onStep) {
+      if ((effect.kind === "step" || effect.kind === "attempt") && input.onStep) {
         this.saved = this.records.length;
         await input.onStep(this.records);
       }
@@ -326,6 +351,27 @@ export class Round {
     }
   }
 
+  /**
+   * One attempt of a retrying step: its value, or its failure as it will be recorded (name,
+   * message, and whether it may be retried — decided here, on the real error). A step stopped
+   * because the run was cancelled or lost its task is no failed attempt: that ends the round.
+   */
+  private async runAttempt(effect: AttemptEffect): Promise<AttemptOutcome> {
+    try {
+      return { ok: await this.runStep(effect.name, effect.fn) };
+    } catch (error) {
+      if (!(error instanceof AuthorCodeError) || this.input.signal().aborted) throw error;
+      const cause = error.cause as { name?: unknown; message?: unknown } | undefined;
+      let retry: boolean;
+      try {
+        retry = effect.retryable(cause) === true;
+      } catch {
+        retry = false; // a retryIf that throws is no permission to retry
+      }
+      return { failed: { name: typeof cause?.name === "string" ? cause.name : "Error", message: typeof cause?.message === "string" ? cause.message : String(cause), retry } };
+    }
+  }
+
   private keyOf(effect: Effect): string | undefined {
     switch (effect.kind) {
       case "step":
@@ -333,6 +379,9 @@ export class Round {
       case "uuid":
       case "task":
       case "patch":
+      case "sleep":
+      case "attempt":
+      case "progress":
         return undefined;
       case "all":
         return defaultKey("all", this.asks++);

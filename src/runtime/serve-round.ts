@@ -277,6 +277,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       ctx.leave();
       if (observed) observed.steps = current.stepsRun;
     }
+    // A foreground round has no wake clock: sleep() there ends as an author error, never here.
+    if (outcome.type === "sleep") throw new Error("a foreground round cannot sleep");
     if (observed) observed.outcome = outcome.type;
     if (outcome.type === "task") {
       // The task's id is chosen before anything is written and kept with the continuation: a

@@ -103,11 +103,13 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
         counted = text.length - current.raw.length;
       }
       if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
-        // The lease index follows the lease (best effort: a stale entry is only re-checked).
-        if (written.lease && written.status === "working") await store.schedule(LEASES, id, written.lease.until);
+        // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
+        // entry is only re-checked).
+        const due = written.status === "working" ? (written.lease?.until ?? written.wake) : undefined;
+        if (due !== undefined) await store.schedule(LEASES, id, due);
         // An entry left behind only costs the sweeper a look: its failure must not turn a
         // written transition into a failed one (whose retry would find the record changed).
-        else if (current.record.lease) await store.unschedule(LEASES, id).catch(() => {});
+        else if (current.record.lease || current.record.wake !== undefined) await store.unschedule(LEASES, id).catch(() => {});
         return { record: written, written: true };
       }
     }
@@ -231,6 +233,13 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
           if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
           if (stop) throw stop;
         },
+        wakeClock: time.now,
+        onProgress: async (message, done, total) => {
+          const text = done === undefined ? message : `${message} (${done}${total === undefined ? "" : `/${total}`})`;
+          const saved = holding(await persisting(() => update(id, (r) => (owned(r, run) ? { ...r, message: text, lease: lease(run) } : false), true)));
+          if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
+          if (stop) throw stop;
+        },
         beforeStep: async () => {
           if (stop) throw stop;
           // Heartbeats keep over a quarter of the lease ahead; less means they could not run (a
@@ -266,6 +275,20 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
         await persisting(() => finish(id, { status: "completed", message: undefined, result: completed, journal: outcome.journal }, run));
       } else if (outcome.type === "input_required") {
         await persisting(() => park(record, def, outcome, { suspended: outcome.suspended, context }, run));
+      } else if (outcome.type === "sleep" && outcome.until >= record.created + record.ttlMs) {
+        // The task would be gone (its record expired) before it woke: the author's mistake, said plainly.
+        report(new Error(`task ${id}: sleep() until ${new Date(outcome.until).toISOString()} passes the task's lifetime (ttlMs ${record.ttlMs} from ${new Date(record.created).toISOString()}); raise tasks.ttlMs or sleep less`), infoOf(record));
+        await persisting(() => finish(id, { status: "completed", message: undefined, result: errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`), journal: outcome.journal }, run));
+      } else if (outcome.type === "sleep") {
+        // Nobody holds a sleeping task: it waits in the store (due at its wake time), and the
+        // sweeper of whichever instance finds it due replays it from the journal.
+        await persisting(() =>
+          update(id, (r) => {
+            if (!owned(r, run)) return false;
+            const { lease: _lease, park: _park, ...rest } = r;
+            return { ...rest, journal: outcome.journal, outstanding: {}, partial: {}, answers: {}, waiting: [], wake: outcome.until };
+          }, true),
+        );
       }
     } catch (error) {
       await settleFailure(record, def, error, stop, run);
@@ -333,7 +356,12 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
 
   /** Take over a working task whose lease ran out (its instance died or shut down). */
   async function takeOver(id: string): Promise<void> {
-    const taken = await update(id, (r) => (r.status === "working" && r.cancel !== true && (r.lease === undefined || r.lease.until <= time.now()) ? { ...r, lease: lease(randomUuid()) } : false));
+    const taken = await update(id, (r) => {
+      const now = time.now();
+      if (r.status !== "working" || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
+      const { wake: _wake, ...rest } = r;
+      return { ...rest, lease: lease(randomUuid()) };
+    });
     const now = time.now();
     if (taken.written && taken.record) launch(taken.record, undefined);
     else if (taken.record === undefined || isTerminal(taken.record.status) || taken.record.status === "input_required") await store.unschedule(LEASES, id);
@@ -362,6 +390,9 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
   return {
     define(list) {
       for (const def of list) if (def.task !== "never") defs.set(def.name, def);
+      // An instance that can run tasks sweeps from the start: a task asleep or left by an
+      // instance that died is due to whichever instance looks, not only one that started tasks.
+      if (defs.size > 0) ensureSweeper();
     },
 
     async start(task) {
@@ -421,7 +452,8 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
     async get(id, principal) {
       const record = await owning(id, principal);
       await time.sync();
-      if (record.status === "working" && record.lease !== undefined && record.lease.until <= time.now()) void takeOver(id).catch(() => {});
+      const due = record.lease?.until ?? record.wake;
+      if (record.status === "working" && due !== undefined && due <= time.now()) void takeOver(id).catch(() => {});
       return detailedTaskOf(record);
     },
 

@@ -48,6 +48,8 @@ export const taskRecord = z.object({
   used: z.array(z.string()),
   /** Who runs the task: the instance, the one run of it there (a fence: a stale run on the same instance is not the owner), until when. */
   lease: z.object({ owner: z.string(), run: z.string().optional(), until: z.number() }).optional(),
+  /** A sleeping task (`sleep()`): working, held by nobody, due to go on at this time (the store's clock). */
+  wake: z.number().optional(),
   cancel: z.literal(true).optional(),
   /** Marks the generator parked live on the instance that parked it (a resume instead of a replay). */
   park: z.string().optional(),

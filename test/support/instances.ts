@@ -1,0 +1,36 @@
+import { afterAll, afterEach } from "vitest";
+import type { Store } from "mcp-yield";
+import { dropPrefix, redisAvailable } from "./redis.js";
+
+/**
+ * What a test file opens (runtimes, stores) is closed after each test, newest first; call at
+ * the top level of the file. With a Redis key `prefix`, its keys are dropped after the file.
+ */
+export function closedAfterEach(prefix?: string): Array<{ close(): Promise<void> }> {
+  const open: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const o of open.splice(0).reverse()) await o.close();
+  });
+  if (prefix !== undefined) {
+    afterAll(async () => {
+      if (redisAvailable) await dropPrefix(prefix);
+    });
+  }
+  return open;
+}
+
+/**
+ * `store` as an instance sees it, until `kill()`: from then on no operation answers (a process
+ * that died mid-run: no lease renewal, no writes), except `close`, so the test can clean up.
+ */
+export function killable(store: Store): { store: Store; kill(): void } {
+  let dead = false;
+  const proxy = new Proxy(store, {
+    get: (target, p) => {
+      const value = target[p as keyof Store];
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => (dead && p !== "close" ? new Promise(() => {}) : (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  }) as Store;
+  return { store: proxy, kill: () => (dead = true) };
+}
