@@ -41,6 +41,7 @@ export {
   patched,
   sleep,
   progress,
+  waitForSignal,
   NonRetryableError,
   StepFailedError,
   all,
@@ -62,6 +63,8 @@ export {
   type AttemptEffect,
   type AttemptOutcome,
   type ProgressEffect,
+  type SignalEffect,
+  type SignalOutcome,
   type StepOptions,
   type RetryOptions,
   type AskResult,
@@ -75,6 +78,7 @@ export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "./au
 export { compileUriTemplate, type CompiledUriTemplate, type TemplateVariableNames, type TemplateVariables } from "./authoring/uri-template.js";
 
 // The runtime a host creates, its errors and what it reports.
+export { createSignalHandler, type SignalHandlerOptions } from "./runtime/signal-handler.js";
 export {
   createRuntime,
   type Runtime,

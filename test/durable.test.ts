@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, NonRetryableError, progress, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
-import { closedAfterEach, killable } from "./support/instances.js";
+import { closedAfterEach, killable, until } from "./support/instances.js";
 import { REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
 
 // Durable task primitives written as plain generator code: sleep (the task waits in the store,
@@ -26,15 +26,6 @@ function instance(store: Store, options: { clock?: () => number; leaseMs?: numbe
   return { runtime, errors };
 }
 
-async function until<T>(what: () => Promise<T | undefined>, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const got = await what();
-    if (got !== undefined) return got;
-    if (Date.now() > end) throw new Error(`not reached within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 type Task = { status: string; statusMessage?: string; result?: { content: Array<{ text: string }>; isError?: boolean } };
 const get = async (r: Runtime, taskId: string) => (await r.getTask({ taskId }, info)) as unknown as Task;
 const settled = (r: Runtime, taskId: string) => until(async () => {

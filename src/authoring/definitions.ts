@@ -23,6 +23,16 @@ export interface RunContext {
    * a `step` so a repeated round cannot charge twice.
    */
   idempotencyKey(name: string): string;
+  /**
+   * Inside a task: the token that opens this call's next `waitForSignal(name, ...)` — for
+   * `runtime.signal(token, value)`. The same for every replay of this point; used once.
+   */
+  signalToken(name: string): string;
+  /**
+   * Inside a task: the URL to POST the next `waitForSignal(name, ...)`'s value to (JSON) — for
+   * a webhook, or a link to mail or show. Needs `createRuntime({ signals: { baseUrl } })`.
+   */
+  signalUrl(name: string): string;
 }
 
 /** A `run` body: `function*` or `async function*` yielding effects. */

@@ -39,6 +39,7 @@ export const EFFECT_KINDS = {
   sleep: { helper: "sleep" },
   attempt: { helper: "step(..., { retry })" },
   progress: { helper: "progress" },
+  signal: { helper: "waitForSignal" },
 } as const;
 
 /** One kind of ask. */

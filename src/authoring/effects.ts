@@ -116,8 +116,17 @@ export interface ProgressEffect {
   readonly done: number | undefined;
   readonly total: number | undefined;
 }
+/** The effect `waitForSignal(...)` yields. */
+export interface SignalEffect {
+  readonly kind: "signal";
+  readonly name: string;
+  readonly schema: z.ZodType;
+  readonly timeoutMs: number | undefined;
+}
+/** What `waitForSignal` gives back: the value sent (as the schema parsed it), or that the wait timed out. */
+export type SignalOutcome<T> = { status: "received"; value: T } | { status: "timeout" };
 /** Everything a `run` generator may yield. */
-export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect | PatchEffect | SleepEffect | AttemptEffect | ProgressEffect;
+export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect | PatchEffect | SleepEffect | AttemptEffect | ProgressEffect | SignalEffect;
 
 /** A helper generator for one ask: usable with `yield*` or inside `all(...)`. */
 export type Ask<R> = Generator<AskEffect, R, unknown>;
@@ -292,6 +301,33 @@ export function* sleep(duration: number | Date): Op<void> {
   }
   if (typeof duration !== "number" || !Number.isFinite(duration) || duration < 0) throw new TypeError(`sleep: duration must be a finite number of ms ≥ 0 or a Date, got ${String(duration)}`);
   yield { kind: "sleep", until: undefined, ms: duration };
+}
+
+/** A signal's name: what `waitForSignal`, `ctx.signalUrl` and `ctx.signalToken` take. */
+const SIGNAL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Check a signal name (1-64 characters of `[A-Za-z0-9_.-]`), or throw saying what is wrong. */
+export function checkSignalName(name: unknown, where: string): string {
+  if (typeof name !== "string" || !SIGNAL_NAME.test(name)) throw new TypeError(`${where}: a signal name is 1-64 characters of [A-Za-z0-9_.-], got ${JSON.stringify(name)}`);
+  return name;
+}
+
+/**
+ * Wait inside a task until something outside sends a value: `runtime.signal(token, value)` from
+ * code, or a POST to the URL `ctx.signalUrl(name)` made before the wait (a webhook, a link in a
+ * mail). The task waits in the store held by nobody, as `sleep` does, and goes on on whichever
+ * instance the value reaches. The value must satisfy `schema` (a sender of anything else is
+ * refused and the task keeps waiting); it is recorded, so a replay sees it again. With
+ * `timeoutMs`, the wait ends after that long with `{ status: "timeout" }`. Each wait for a name
+ * has its own token (a token opens one wait, once). A foreground call cannot wait (an author
+ * error, as with `sleep`).
+ */
+export function* waitForSignal<S extends z.ZodType>(name: string, schema: S, options: { timeoutMs?: number } = {}): Op<SignalOutcome<z.output<S>>> {
+  checkSignalName(name, "waitForSignal");
+  if (typeof (schema as { safeParse?: unknown })?.safeParse !== "function") throw new TypeError("waitForSignal: schema must be a zod schema");
+  const { timeoutMs } = options;
+  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new TypeError(`waitForSignal: timeoutMs must be a finite number ≥ 0, got ${String(timeoutMs)}`);
+  return (yield { kind: "signal", name, schema, timeoutMs }) as SignalOutcome<z.output<S>>;
 }
 
 /**

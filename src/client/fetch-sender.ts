@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readBoundedText } from "../util/bounded-body.js";
 import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type ClientCapabilities, PROTOCOL_VERSION, PROTOCOL_VERSION_KEY } from "../wire/index.js";
 import { integerOption } from "../util/options.js";
 import { ClientError } from "./errors.js";
@@ -19,26 +20,9 @@ export interface FetchSenderOptions {
 
 /** The body as text, read no further than `max` bytes (a server cannot make the client buffer without bound). */
 async function boundedText(response: Response, max: number): Promise<string> {
-  const declared = Number(response.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > max) {
-    await response.body?.cancel().catch(() => {});
-    throw new ClientError("transport", `HTTP ${response.status}: the response body (${declared} bytes) is larger than maxResponseBytes (${max})`);
-  }
-  if (response.body === null) return "";
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let bytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    bytes += value.byteLength;
-    if (bytes > max) {
-      await reader.cancel().catch(() => {});
-      throw new ClientError("transport", `HTTP ${response.status}: the response body is larger than maxResponseBytes (${max})`);
-    }
-    text += decoder.decode(value, { stream: true });
-  }
+  const text = await readBoundedText(response, max);
+  if (text === undefined) throw new ClientError("transport", `HTTP ${response.status}: the response body is larger than maxResponseBytes (${max})`);
+  return text;
 }
 
 const jsonRpcResponse = z.union([

@@ -33,6 +33,7 @@ export function fingerprintV1(effect: Effect, key: string | undefined): string {
     case "sleep":
     case "attempt":
     case "progress":
+    case "signal":
       return `${effect.kind}:`;
     case "all": {
       const parts = Array.isArray(effect.asks)

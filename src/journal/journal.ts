@@ -232,7 +232,7 @@ export function describeAskChange(recorded: string, current: string, effect: Eff
 /**
  * What the code does at a position, short: `S<step name>`, `N` (now), `U` (uuid), `T`
  * (runAsTask), `P<id>` (patched), `Z` (sleep), `R<step name>` (an attempt of a retrying step),
- * `G` (progress), or a kind letter and a hash of the ask (its key and request), e.g. `eAbCdEfGh`.
+ * `G` (progress), `W<name>` (waitForSignal), or a kind letter and a hash of the ask (its key and request), e.g. `eAbCdEfGh`.
  */
 export function fingerprintOf(effect: Effect, key: string | undefined, recorded?: string): string {
   switch (effect.kind) {
@@ -252,6 +252,8 @@ export function fingerprintOf(effect: Effect, key: string | undefined, recorded?
       return /[\t\n\r]/.test(effect.name) ? `R#${hash8(effect.name)}` : `R${effect.name}`;
     case "progress":
       return "G";
+    case "signal":
+      return `W${effect.name}`;
     case "all": {
       const parts = Array.isArray(effect.asks)
         ? (effect.asks as readonly AskEffect[]).map((a, i) => fingerprintOf(a, subKey(key!, a, i)))
@@ -325,6 +327,8 @@ export function describeFingerprint(fp: string | undefined): string {
       return fp.startsWith("R#") ? "an attempt of a retrying step (its name hashed)" : `an attempt of step("${fp.slice(1)}")`;
     case "G":
       return "progress()";
+    case "W":
+      return `waitForSignal("${fp.slice(1)}")`;
     case "C":
       return `ctx.can("${askByLetter.get(fp[1]!)?.capability ?? "?"}")`;
     default:

@@ -2,6 +2,7 @@ import { digestOf } from "../state/index.js";
 import { CAPABILITIES, type Capability } from "../wire/index.js";
 import type { RunContext } from "../authoring/definitions.js";
 import type { Round } from "./round.js";
+import { checkSignalName } from "../authoring/effects.js";
 
 /**
  * A call's own abort signal, made when first used (most rounds never look at it). While a
@@ -95,4 +96,13 @@ export class CallContext implements RunContext {
   };
 
   readonly idempotencyKey = (name: string): string => `mcpy-${digestOf([this.callId, name]).slice(0, 32)}`;
+
+  readonly signalToken = (name: string): string => this.inRound("ctx.signalToken").signalToken(checkSignalName(name, "ctx.signalToken"));
+
+  readonly signalUrl = (name: string): string => this.inRound("ctx.signalUrl").signalUrl(checkSignalName(name, "ctx.signalUrl"));
+
+  private inRound(what: string): Round {
+    if (this.round === undefined) throw new Error(`${what}() was called outside a round of its call (after the round ended?)`);
+    return this.round;
+  }
 }

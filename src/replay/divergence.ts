@@ -30,6 +30,8 @@ function label(t: Traced): string {
       return `step("${effect.name}", ..., { retry })`;
     case "progress":
       return "progress()";
+    case "signal":
+      return `waitForSignal("${effect.name}")`;
     default:
       return `${effect.kind === "all" ? "all(...)" : effect.kind} under key "${key}"`;
   }

@@ -79,6 +79,18 @@ export interface RoundInput {
   wakeClock?: () => number;
   /** Where `progress(...)` goes (a task's status message); without it progress does nothing. */
   onProgress?: (message: string, done: number | undefined, total: number | undefined) => Promise<void>;
+  /**
+   * Signals (a task's): what has come for the `ordinal`-th wait on `name` — a value, a timeout,
+   * or nothing yet (the round then ends waiting). Without it the call is not a task and
+   * `waitForSignal()` is an author error.
+   */
+  signalFor?: (name: string, ordinal: number) => { value: unknown } | { timeout: true } | undefined;
+  /** Told whether the value that came for a wait satisfied its schema (and if not, why). */
+  onSignal?: (name: string, ordinal: number, verdict: { ok: true } | { ok: false; message: string }) => void;
+  /** The token that opens the `ordinal`-th wait on `name` (`ctx.signalToken`); a task's. */
+  signalToken?: (name: string, ordinal: number) => string;
+  /** The URL a token is sent to (`ctx.signalUrl`); throws when the server has none configured. */
+  signalUrl?: (token: string) => string;
 }
 
 /** What the code did at one journal position, for divergence messages. */
@@ -104,6 +116,8 @@ export type RoundOutcome =
   | { type: "complete"; value: unknown; journal: JournalRecord[] }
   /** The task sleeps until `until` (on the wake clock): recorded last in `journal`; no generator is kept. */
   | { type: "sleep"; until: number; journal: JournalRecord[] }
+  /** The task waits for the `ordinal`-th signal on `name` (`rejected`: a value came that its schema refused). */
+  | { type: "wait"; name: string; ordinal: number; timeoutMs: number | undefined; journal: JournalRecord[]; rejected: boolean }
   /** The call became a task at `runAsTask()` (recorded last in `journal`). */
   | { type: "task"; journal: JournalRecord[]; message: string | undefined; suspended: Suspended }
   | {

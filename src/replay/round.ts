@@ -15,7 +15,7 @@
 
 import { ASK_KINDS } from "../authoring/effect-kinds.js";
 import { encodeValue, UnsupportedValueError } from "../state/index.js";
-import type { Capability, InputRequest } from "../wire/index.js";
+import { type Capability, describeZodError, type InputRequest } from "../wire/index.js";
 import { AnswerSchemaError, checkAnswer } from "./answers.js";
 import type { RunGenerator } from "../authoring/definitions.js";
 import { type AllEffect, type AskEffect, type AttemptEffect, type AttemptOutcome, type Effect, isEffect } from "../authoring/effects.js";
@@ -248,6 +248,24 @@ export class Round {
           await input.onProgress?.(effect.message, effect.done, effect.total);
           text = "1";
           break;
+        case "signal": {
+          if (input.signalFor === undefined) throw new AuthorCodeError(new Error('waitForSignal() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
+          const ordinal = this.ordinalOf(fp);
+          const got = input.signalFor(effect.name, ordinal);
+          if (got === undefined) return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: this.records, rejected: false };
+          if ("timeout" in got) {
+            text = encodeValue({ status: "timeout" });
+            break;
+          }
+          const parsed = effect.schema.safeParse(got.value);
+          if (!parsed.success) {
+            input.onSignal?.(effect.name, ordinal, { ok: false, message: describeZodError(parsed.error, "the signal's value") });
+            return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: this.records, rejected: true };
+          }
+          input.onSignal?.(effect.name, ordinal, { ok: true });
+          text = recordable({ status: "received", value: parsed.data }, `the value of signal "${effect.name}"`);
+          break;
+        }
         case "now":
           text = encodeValue(input.clock());
           break;
@@ -372,6 +390,26 @@ export class Round {
     }
   }
 
+  /** How many records of this fingerprint the round holds so far: which wait on a signal name this is. */
+  private ordinalOf(fp: string): number {
+    let n = 0;
+    for (const [f] of this.records) if (f === fp) n++;
+    return n;
+  }
+
+  /** `ctx.signalToken(name)`: the token of the next wait on `name` in this call (a task's). */
+  signalToken(name: string): string {
+    if (this.input.signalToken === undefined) throw new Error("ctx.signalToken()/signalUrl() work only inside a task (signals reach tasks)");
+    return this.input.signalToken(name, this.ordinalOf(`W${name}`));
+  }
+
+  /** `ctx.signalUrl(name)`: where to POST the value for the next wait on `name`. */
+  signalUrl(name: string): string {
+    const token = this.signalToken(name);
+    if (this.input.signalUrl === undefined) throw new Error("ctx.signalUrl() needs the server's signal URL: createRuntime({ signals: { baseUrl } })");
+    return this.input.signalUrl(token);
+  }
+
   private keyOf(effect: Effect): string | undefined {
     switch (effect.kind) {
       case "step":
@@ -382,6 +420,7 @@ export class Round {
       case "sleep":
       case "attempt":
       case "progress":
+      case "signal":
         return undefined;
       case "all":
         return defaultKey("all", this.asks++);

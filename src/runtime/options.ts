@@ -104,6 +104,14 @@ export interface RuntimeOptions {
    * from running twice, and the memory store keeps room for them. Default 16 MiB; 0 turns it off.
    */
   maxStoreBytesPerPrincipal?: number;
+  /** Signals into waiting tasks (`waitForSignal`). */
+  signals?: {
+    /**
+     * The URL signal tokens are appended to (`ctx.signalUrl(name)`), e.g.
+     * `https://example.com/signals/` — where `createSignalHandler(runtime)` is served.
+     */
+    baseUrl?: string;
+  };
 }
 
 /** What one round of `tools/call` answers: complete, input required, or a task. */

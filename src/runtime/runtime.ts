@@ -65,6 +65,15 @@ export interface Runtime {
   updateTask(params: unknown, request?: RequestInfo): Promise<TaskAck>;
   /** `tasks/cancel`: cooperative — `ctx.signal` aborts; the task ends `cancelled` within the cancel grace. */
   cancelTask(params: unknown, request?: RequestInfo): Promise<TaskAck>;
+  /**
+   * Send `value` to the task wait a signal token opens (`ctx.signalToken(name)` made it; a
+   * webhook's URL carries it): the task goes on with it, here. Resolves once the task took the
+   * value; refused with `-32602` and `data.reason` `signal_invalid_token` (forged, altered, another
+   * key ring), `signal_expired` (its task ended or expired), `signal_used` (delivered before, or
+   * its wait timed out), `signal_not_waiting` (the task has not reached that wait yet: send it
+   * again shortly) or `signal_invalid_value` (the wait's schema refused it; the task waits on).
+   */
+  signal(token: string, value: unknown): Promise<{ status: "delivered" }>;
   /** Settles once every task run this instance started has ended (tests, graceful shutdown). */
   idle(): Promise<void>;
   /** Stop background work: task runs in progress release their lease for another instance. */
@@ -98,7 +107,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     limit: integerOption("maxStoreBytesPerPrincipal", options.maxStoreBytesPerPrincipal, 16 * 1024 * 1024, 0),
     windowMs: Math.max(integerOption("tasks.ttlMs", options.tasks?.ttlMs, 60 * 60 * 1000), codec.ttlSeconds * 1000),
   });
-  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared, bytes }));
+  const signalBaseUrl = options.signals?.baseUrl;
+  if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl))) throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);
+  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared, bytes, signer: codec, signalBaseUrl }));
   const redemption = options.store !== undefined && options.singleUse !== false ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }) : undefined;
   const spill = createSpill({ store: options.store, bytes, thresholdBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024), ttlMs: codec.ttlSeconds * 1000 });
   const calls = createCallState({ codec, spill, live, report });
@@ -225,6 +236,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const { taskId } = parseOrThrow(taskIdParams, rawParams, "tasks/cancel params");
       await storeSafe(() => tasks().cancel(taskId, request.principal));
       return { resultType: "complete" };
+    },
+    async signal(token, value) {
+      return storeSafe(() => tasks().signal(token, value));
     },
     async idle() {
       await engine?.idle();

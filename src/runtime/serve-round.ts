@@ -277,8 +277,9 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       ctx.leave();
       if (observed) observed.steps = current.stepsRun;
     }
-    // A foreground round has no wake clock: sleep() there ends as an author error, never here.
-    if (outcome.type === "sleep") throw new Error("a foreground round cannot sleep");
+    // A foreground round has no wake clock and no signals: sleep() and waitForSignal() there
+    // end as author errors, never here.
+    if (outcome.type === "sleep" || outcome.type === "wait") throw new Error("a foreground round cannot sleep or wait for a signal");
     if (observed) observed.outcome = outcome.type;
     if (outcome.type === "task") {
       // The task's id is chosen before anything is written and kept with the continuation: a

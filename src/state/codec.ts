@@ -1,5 +1,5 @@
 import { integerOption } from "../util/options.js";
-import { decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
+import { decodeBase64url, decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
 import { type Claims, isClaims, type OpenedState, type StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
@@ -48,6 +48,14 @@ export interface StateCodec<T = unknown> {
   inspect(token: unknown): InspectedState<T>;
   /** The codec's clock (ms since the epoch): what expiry is measured against. */
   now(): number;
+  /**
+   * A short text made unforgeable for one `purpose` (a task's signal URL, ...): `<keyId>.<text
+   * as base64url>.<HMAC>`, with a subkey of the ring's first key that no state token uses.
+   * The same text always gives the same token under the same key.
+   */
+  signText(purpose: string, text: string): string;
+  /** The text `signText(purpose, ...)` signed, or `undefined` for anything else (another purpose, a key not in the ring, altered). */
+  verifyText(purpose: string, token: string): string | undefined;
 }
 
 /** What `inspect` reads from an authentic token: its data and its claims, checked for nothing but integrity. */
@@ -254,5 +262,23 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     };
   }
 
-  return { mode, ttlSeconds, maxTokenBytes, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock };
+  // Signed texts: HMAC over the purpose and the text with the key's MAC subkey, the purpose
+  // prefixed so no signed text can stand for a state token's signed part or another purpose's.
+  const textMac = (key: DerivedKey, purpose: string, text: string) => backend.hmacSha256Base64url(key.mac, `mcp-yield/text/${purpose}\0${text}`);
+  function signText(purpose: string, text: string): string {
+    return `${signer.id}.${encodeTextBase64url(text)}.${textMac(signer, purpose, text)}`;
+  }
+  function verifyText(purpose: string, token: string): string | undefined {
+    if (typeof token !== "string" || token.length > maxTokenBytes) return undefined;
+    const [id, body, mac, extra] = token.split(".");
+    const key = id === undefined ? undefined : byId.get(id);
+    if (key === undefined || body === undefined || mac === undefined || extra !== undefined) return undefined;
+    const bytes = decodeBase64url(body);
+    if (bytes === undefined) return undefined;
+    const text = decodeUtf8(bytes);
+    // The MAC is over the text: a body that is not its exact encoding (bad UTF-8) cannot match.
+    return encodeTextBase64url(text) === body && constantTimeEqualText(mac, textMac(key, purpose, text)) ? text : undefined;
+  }
+
+  return { mode, ttlSeconds, maxTokenBytes, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
 }

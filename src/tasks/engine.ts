@@ -24,6 +24,7 @@ import { Round, type RoundOutcome } from "../replay/round.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
 import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
 import type { Deps, Parked, TaskEngine } from "./types.js";
+import { readSignalToken, refuse, type SignalRefusal, signalFor, signalToken, waitKey, withJournal } from "./signals.js";
 
 const LEASES = "task-leases";
 
@@ -49,7 +50,7 @@ const positive = (name: string, value: number | undefined, fallback: number) => 
  * most the step in flight, which the instance taking over runs again (same call id, same
  * `ctx.idempotencyKey`).
  */
-export function createTaskEngine({ store, options, report, clock, time, bytes }: Deps): TaskEngine {
+export function createTaskEngine({ store, options, report, clock, time, bytes, signer, signalBaseUrl }: Deps): TaskEngine {
   const ttlMs = positive("ttlMs", options.ttlMs, 60 * 60 * 1000);
   const pollMs = positive("pollIntervalMs", options.pollIntervalMs, 500);
   const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
@@ -63,6 +64,8 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
   const parked = new LiveCalls<Parked & { owner: object }>(1000, 16 * 1024 * 1024, clock);
   const running = new Map<string, { cancel: () => void; shutdown: () => void }>();
   const runs = new Set<Promise<void>>();
+  /** Deliveries waiting to hear whether the task took their value: by task, signal name and ordinal. */
+  const deliveries = new Map<string, (verdict: { ok: true } | { ok: false; message: string }) => void>();
   let sweeper: ReturnType<typeof setInterval> | undefined;
   let closed = false;
 
@@ -137,10 +140,11 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
       outcome.status === "completed",
     );
 
-  function launch(record: TaskRecord, resume: Parked | undefined): void {
+  function launch(record: TaskRecord, resume: Parked | undefined): Promise<void> {
     const run = drive(record, resume).catch((error: unknown) => report(error, infoOf(record)));
     runs.add(run);
     void run.finally(() => runs.delete(run));
+    return run;
   }
 
   /** Run the task (leased by this instance) until it parks on asks or ends. */
@@ -227,13 +231,17 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
           const saved = holding(await persisting(() => update(id, (r) =>
                 // The parked asks' answers are in the journal now: their bookkeeping goes, or a
                 // takeover would take the journal's end for the park point (patched() = old code).
-                owned(r, run) ? { ...r, journal: records.slice(), outstanding: {}, partial: {}, answers: {}, waiting: [], lease: lease(run) } : false,
+                owned(r, run) ? { ...withJournal(r, records.slice()), outstanding: {}, partial: {}, answers: {}, waiting: [], lease: lease(run) } : false,
               true,
               )));
           if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
           if (stop) throw stop;
         },
         wakeClock: time.now,
+        signalFor: (name, ordinal) => signalFor(record, name, ordinal, time.now()),
+        onSignal: (name, ordinal, verdict) => deliveries.get(waitKey(`${id}#${name}`, ordinal))?.(verdict),
+        signalToken: (name, ordinal) => signalToken(signer, record, name, ordinal),
+        ...(signalBaseUrl !== undefined ? { signalUrl: (token: string) => signalBaseUrl + token } : {}),
         onProgress: async (message, done, total) => {
           const text = done === undefined ? message : `${message} (${done}${total === undefined ? "" : `/${total}`})`;
           const saved = holding(await persisting(() => update(id, (r) => (owned(r, run) ? { ...r, message: text, lease: lease(run) } : false), true)));
@@ -285,10 +293,12 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
         await persisting(() =>
           update(id, (r) => {
             if (!owned(r, run)) return false;
-            const { lease: _lease, park: _park, ...rest } = r;
-            return { ...rest, journal: outcome.journal, outstanding: {}, partial: {}, answers: {}, waiting: [], wake: outcome.until };
+            const { lease: _lease, park: _park, ...rest } = withJournal(r, outcome.journal);
+            return { ...rest, outstanding: {}, partial: {}, answers: {}, waiting: [], wake: outcome.until };
           }, true),
         );
+      } else if (outcome.type === "wait") {
+        await persisting(() => parkOnSignal(id, outcome, run));
       }
     } catch (error) {
       await settleFailure(record, def, error, stop, run);
@@ -333,10 +343,32 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
         return { wire, key, fp: outcome.outstanding[key]!, request };
       });
       const { lease: _lease, ...rest } = r;
-      return { ...rest, status: "input_required", message: "Waiting for input", journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial ?? {}, waiting, answers: {}, used: [...used], park: nonce };
+      return { ...withJournal(rest, outcome.journal), status: "input_required", message: "Waiting for input", outstanding: outcome.outstanding, partial: outcome.partial ?? {}, waiting, answers: {}, used: [...used], park: nonce };
     }, true);
     if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs);
     else if (parkedNow.record?.cancel === true) await finish(record.id, { status: "cancelled", message: "Cancelled" });
+  }
+
+  /**
+   * The task waits for a signal: held by nobody, due at the wait's deadline if it has one. A
+   * wait that was already on (a value its schema refused) keeps its deadline.
+   */
+  function parkOnSignal(id: string, outcome: Extract<RoundOutcome, { type: "wait" }>, run: string | undefined) {
+    return update(id, (r) => {
+      if (!owned(r, run)) return false;
+      const { lease: _lease, park: _park, arrived: _arrived, wake: _wake, ...rest } = withJournal(r, outcome.journal);
+      const same = r.awaits?.name === outcome.name && r.awaits.i === outcome.ordinal;
+      const deadline = same ? r.awaits!.deadline : outcome.timeoutMs === undefined ? undefined : time.now() + outcome.timeoutMs;
+      return {
+        ...rest,
+        outstanding: {},
+        partial: {},
+        answers: {},
+        waiting: [],
+        awaits: { name: outcome.name, i: outcome.ordinal, ...(deadline !== undefined ? { deadline } : {}) },
+        ...(deadline !== undefined ? { wake: deadline } : {}),
+      };
+    }, true);
   }
 
   /** The index of one principal's tasks, by when each expires (the principal only as a digest). */
@@ -490,6 +522,36 @@ export function createTaskEngine({ store, options, report, clock, time, bytes }:
       });
       // Running here: stop it now rather than at the next heartbeat.
       if (result.written) running.get(id)?.cancel();
+    },
+
+    async signal(token, value) {
+      const claims = readSignalToken(signer, token);
+      await time.sync();
+      if (claims.e <= time.now()) throw refuse("signal_expired", "This signal token has expired (with its task)");
+      let why: SignalRefusal | undefined;
+      const taken = await update(claims.t, (r) => {
+        why = isTerminal(r.status) || r.cancel === true ? "signal_expired" : (r.closed ?? []).includes(waitKey(claims.w, claims.i)) ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
+        if (why !== undefined) return false;
+        const { wake: _wake, ...rest } = r;
+        return { ...rest, arrived: { name: claims.w, i: claims.i, value }, lease: lease(randomUuid()) };
+      }, true);
+      if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");
+      if (!taken.written) {
+        if (why === "signal_used") throw refuse(why, "This signal token was already used (or its wait timed out)");
+        if (why === "signal_expired") throw refuse(why, "This signal's task has ended");
+        throw refuse("signal_not_waiting", "The task is not waiting for this signal yet; send it again shortly");
+      }
+      // Run the task on here, and answer once it has taken the value (or refused it).
+      const key = waitKey(`${claims.t}#${claims.w}`, claims.i);
+      const verdict = new Promise<{ ok: true } | { ok: false; message: string }>((resolve) => deliveries.set(key, resolve));
+      ensureSweeper();
+      const ran = launch(taken.record, undefined);
+      // A run that ends without reaching the wait (it failed, or another instance took the task)
+      // still answers the sender: the value is in the task, and a takeover will use it.
+      void ran.finally(() => deliveries.get(key)?.({ ok: true }));
+      const result = await verdict.finally(() => deliveries.delete(key));
+      if (!result.ok) throw refuse("signal_invalid_value", `The task refused this value: ${result.message}`);
+      return { status: "delivered" as const };
     },
 
     async idle() {

@@ -50,6 +50,12 @@ export const taskRecord = z.object({
   lease: z.object({ owner: z.string(), run: z.string().optional(), until: z.number() }).optional(),
   /** A sleeping task (`sleep()`): working, held by nobody, due to go on at this time (the store's clock). */
   wake: z.number().optional(),
+  /** The wait for a signal the task is on: its name, ordinal, and when it times out (store clock). */
+  awaits: z.object({ name: z.string(), i: z.number().int().nonnegative(), deadline: z.number().optional() }).optional(),
+  /** The value that came for that wait, until the journal records it (a takeover replays it). */
+  arrived: z.object({ name: z.string(), i: z.number().int().nonnegative(), value: z.unknown() }).optional(),
+  /** Waits that are over (`name#ordinal`): their tokens are refused. */
+  closed: z.array(z.string()).optional(),
   cancel: z.literal(true).optional(),
   /** Marks the generator parked live on the instance that parked it (a resume instead of a replay). */
   park: z.string().optional(),

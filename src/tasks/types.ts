@@ -5,6 +5,7 @@ import type { ErrorInfo } from "../replay/errors.js";
 import type { Suspended } from "../replay/round.js";
 import type { PrincipalBytes, Store, StoreClock } from "../store/index.js";
 import type { CreateTaskResult, GetTaskResult } from "../wire/index.js";
+import type { TextSigner } from "./signals.js";
 
 // The task engine's vocabulary: its options, what starting a task takes, and what it offers.
 
@@ -70,6 +71,12 @@ export interface TaskEngine {
   /** Deliver answers keyed by wire key; keys not outstanding are ignored. */
   update(taskId: string, responses: ReadonlyMap<string, unknown>, principal: string | undefined): Promise<void>;
   cancel(taskId: string, principal: string | undefined): Promise<void>;
+  /**
+   * Deliver `value` to the wait a signal token opens, and run the task on with it here: resolves
+   * once the task took it (its schema accepted it); a refusal is a `ProtocolError` (-32602) with
+   * `data.reason` one of `SignalRefusal`.
+   */
+  signal(token: unknown, value: unknown): Promise<{ status: "delivered" }>;
   /** Settles once every run this instance started has ended. */
   idle(): Promise<void>;
   /** Stop sweeping; runs in progress stop and release their lease for another instance. */
@@ -90,4 +97,8 @@ export interface Deps {
   time: StoreClock;
   /** Each principal's share of the store: a task record's first write and its growth are counted. */
   bytes: PrincipalBytes;
+  /** Signs and checks signal tokens (the runtime's state codec). */
+  signer: TextSigner;
+  /** Where signal tokens are POSTed (`ctx.signalUrl`): the token is appended. */
+  signalBaseUrl: string | undefined;
 }

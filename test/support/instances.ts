@@ -34,3 +34,17 @@ export function killable(store: Store): { store: Store; kill(): void } {
   }) as Store;
   return { store: proxy, kill: () => (dead = true) };
 }
+
+/**
+ * What `what` gives once it gives something (polled every 10 ms), or an error after `ms` — a
+ * test waits for the state it needs instead of sleeping a guessed time.
+ */
+export async function until<T>(what: () => Promise<T | undefined>, ms = 8000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const got = await what();
+    if (got !== undefined) return got;
+    if (Date.now() > end) throw new Error(`the condition was not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,61 @@
+import { readBoundedText } from "../util/bounded-body.js";
+import { integerOption } from "../util/options.js";
+import { ProtocolError } from "../wire/index.js";
+import type { Runtime } from "./runtime.js";
+
+/** Options of `createSignalHandler`. */
+export interface SignalHandlerOptions {
+  /** Largest body taken, in bytes (a larger one is refused with 413 unread). Default 65536. */
+  maxBodyBytes?: number;
+}
+
+/** How each refusal reads over HTTP. */
+const STATUS: Record<string, number> = {
+  signal_invalid_token: 404, // forged, altered, another ring: nothing said about which
+  signal_expired: 410,
+  signal_used: 409,
+  signal_not_waiting: 409,
+  signal_invalid_value: 400,
+  store_unavailable: 503,
+  store_full: 503,
+  principal_byte_limit: 507,
+};
+
+const json = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+
+/**
+ * The webhook route for signals: `POST <signals.baseUrl><token>` with a JSON body delivers that
+ * body to the task wait the token opens (`ctx.signalUrl(name)` made the URL). A fetch-API
+ * handler (`(Request) => Promise<Response>`): mount it wherever `signals.baseUrl` points.
+ *
+ * 200 `{"status":"delivered"}` once the task took the value; 400 a body that is not JSON, or that
+ * the wait's schema refuses (the task waits on); 404 a token that is not one (forged, altered,
+ * signed by another key ring); 409 a token already used (or whose wait timed out), or a task not
+ * yet at that wait (`Retry-After`); 410 a task that ended or expired; 413 a body past
+ * `maxBodyBytes`; 405 anything but POST; 503 the store is out (`Retry-After`).
+ */
+export function createSignalHandler(runtime: Pick<Runtime, "signal">, options: SignalHandlerOptions = {}): (request: Request) => Promise<Response> {
+  const maxBodyBytes = integerOption("maxBodyBytes", options.maxBodyBytes, 64 * 1024);
+  return async (request) => {
+    if (request.method !== "POST") return json(405, { error: "method_not_allowed", message: "POST a JSON body to this URL" }, { allow: "POST" });
+    const path = new URL(request.url).pathname;
+    const token = path.slice(path.lastIndexOf("/") + 1);
+    const text = await readBoundedText(request, maxBodyBytes);
+    if (text === undefined) return json(413, { error: "too_large", message: `The body is over ${maxBodyBytes} bytes` });
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return json(400, { error: "invalid_json", message: "The body must be JSON" });
+    }
+    try {
+      return json(200, await runtime.signal(token, value));
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      const reason = String(error.data?.reason ?? "");
+      const status = STATUS[reason] ?? 500;
+      return json(status, { error: reason || "error", message: error.message }, reason === "signal_not_waiting" || status === 503 ? { "retry-after": "1" } : {});
+    }
+  };
+}
