@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 // measurements. They run in a project of their own, one file at a time and after the fast
 // tests, so on a busy 2-core machine they do not compete with each other (or with the fast
 // tests) for the CPU their time limits assume. `npm test` runs both projects.
-const SYSTEM = ["test/package.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts"];
+const SYSTEM = ["test/package.test.ts", "test/durable-http.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts"];
 
 // Tests import the package by name ("mcp-yield", "mcp-yield/server", ...) as users do; the
 // "source" export condition points those names at src/ so no build is needed first.

@@ -1,18 +1,19 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
-import { createMemoryStore, createRuntime, formatRoundTrace, parseKeyRing, type RoundTrace, type Runtime, type StateKey, type Store, type TaskOptions } from "mcp-yield";
+import { createMemoryStore, createRuntime, createSignalHandler, formatRoundTrace, parseKeyRing, type RoundTrace, type Runtime, type StateKey, type Store, type TaskOptions } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { register } from "mcp-yield/server";
 import { bookFlight } from "./tools/book-flight.js";
 import { conformanceFixtures } from "./tools/conformance.js";
+import { durableFixtures } from "./tools/durable.js";
 import { generateReport } from "./tools/generate-report.js";
 import { planTrip } from "./tools/plan-trip.js";
 import { taskFixtures } from "./tools/task-fixtures.js";
 import { workspaceSummary } from "./tools/workspace-summary.js";
 
-export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, generateReport, ...conformanceFixtures, ...taskFixtures];
+export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, generateReport, ...conformanceFixtures, ...taskFixtures, ...durableFixtures];
 
 /** Redis when `MCP_YIELD_REDIS_URL` is set (several instances share tasks), memory otherwise. */
 export async function storeFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<{ store: Store; kind: string }> {
@@ -65,35 +66,42 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Listen on 127.0.0.1:`port` (0 picks a free port) and serve `/mcp`. */
+/**
+ * Listen on 127.0.0.1:`port` (0 picks a free port) and serve `/mcp`, and `/signals/<token>` for
+ * task signals (webhooks). Signal URLs are `MCP_YIELD_SIGNAL_BASE_URL` + token when set (the
+ * public address several instances share, e.g. a load balancer's), else this instance's own.
+ */
 export async function startExampleServer(options: { port?: number; keys?: StateKey[]; store?: Store; onError?: (e: unknown) => void; onRound?: (trace: RoundTrace) => void } = {}): Promise<RunningServer> {
   const store = options.store ?? (await storeFromEnv()).store;
+  // Routes are bound once the runtime exists (it needs the address the server got).
+  let route: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const server = createServer((req, res) => (route ? route(req, res) : res.writeHead(503).end()));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  }).catch(async (error: unknown) => {
+    if (options.store === undefined) await store.close();
+    throw error;
+  });
+  const { port } = server.address() as AddressInfo;
   const runtime = createRuntime({
     state: { keys: options.keys ?? keysFromEnv().keys },
     store,
     tasks: taskOptionsFromEnv(),
+    signals: { baseUrl: process.env.MCP_YIELD_SIGNAL_BASE_URL || `http://127.0.0.1:${port}/signals/` },
     // MCP_YIELD_TRACE=1: one line per round on stderr (path, records replayed, steps, asks, state size, time).
     ...(options.onRound ? { onRound: options.onRound } : process.env.MCP_YIELD_TRACE === "1" ? { onRound: (t: RoundTrace) => console.error(formatRoundTrace(t)) } : {}),
     onError: options.onError ?? ((error, info) => console.error(`[mcp-yield] ${info.method} ${info.target} round ${info.round}${info.taskId ? ` task ${info.taskId}` : ""}:`, error)),
   });
   const app = createApp(runtime);
-  const node = toNodeHandler(app);
-  const server = createServer((req, res) => {
-    if ((req.url ?? "").split("?")[0] !== "/mcp") {
-      res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the MCP endpoint is /mcp\n");
-      return;
-    }
-    void node(req, res);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  }).catch(async (error: unknown) => {
-    await runtime.close();
-    if (options.store === undefined) await store.close();
-    throw error;
-  });
-  const { port } = server.address() as AddressInfo;
+  const mcp = toNodeHandler(app);
+  const signals = toNodeHandler({ fetch: createSignalHandler(runtime) });
+  route = (req, res) => {
+    const path = (req.url ?? "").split("?")[0]!;
+    if (path === "/mcp") return void mcp(req, res);
+    if (path.startsWith("/signals/")) return void signals(req, res);
+    res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the MCP endpoint is /mcp (task signals: /signals/<token>)\n");
+  };
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     server,

@@ -103,7 +103,9 @@ export interface SleepEffect {
 export interface AttemptEffect {
   readonly kind: "attempt";
   readonly name: string;
-  readonly fn: (signal: AbortSignal) => unknown;
+  /** Which attempt this is, from 1 (the step's function is told). */
+  readonly attempt: number;
+  readonly fn: (signal: AbortSignal, attempt: number) => unknown;
   /** Whether a failure may be tried again (recorded with the failure: decided once, on the real error). */
   readonly retryable: (error: unknown) => boolean;
 }
@@ -206,15 +208,16 @@ export function listRoots(options: AskOptions = {}): Ask<Root[]> {
  * on any instance. Code receives a fresh copy of the recorded value, the same on every path.
  * The result must be data the journal carries exactly: JSON values, `undefined`, `bigint`,
  * `-0`/`NaN`/`±Infinity`, `Date`, `Map`, `Set`; anything else (a class instance, a function,
- * a cycle, ...) fails the round that records it, naming the step and the path.
+ * a cycle, ...) fails the round that records it, naming the step and the path. `fn` gets the
+ * call's abort signal and which attempt this is (1, or more with `options.retry`).
  */
-export function* step<T>(name: string, fn: (signal: AbortSignal) => T | Promise<T>, options: StepOptions = {}): Op<Awaited<T>> {
+export function* step<T>(name: string, fn: (signal: AbortSignal, attempt: number) => T | Promise<T>, options: StepOptions = {}): Op<Awaited<T>> {
   if (typeof name !== "string" || name === "") throw new TypeError("step name must be a non-empty string");
   if (typeof fn !== "function") throw new TypeError(`step("${name}"): fn must be a function`);
-  if (options.retry === undefined) return (yield { kind: "step", name, fn }) as Awaited<T>;
+  if (options.retry === undefined) return (yield { kind: "step", name, fn: (signal: AbortSignal) => fn(signal, 1) }) as Awaited<T>;
   const retry = retryPolicy(name, options.retry);
   for (let attempt = 1; ; attempt++) {
-    const outcome = (yield { kind: "attempt", name, fn, retryable: (error) => !(error instanceof NonRetryableError) && retry.retryIf(error) }) as AttemptOutcome;
+    const outcome = (yield { kind: "attempt", name, attempt, fn, retryable: (error) => !(error instanceof NonRetryableError) && retry.retryIf(error) }) as AttemptOutcome;
     if ("ok" in outcome) return outcome.ok as Awaited<T>;
     if (!outcome.failed.retry || attempt >= retry.attempts) throw new StepFailedError(name, attempt, outcome.failed);
     // Durable: the task sleeps in the store between attempts (its wake time is recorded, so the

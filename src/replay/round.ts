@@ -376,7 +376,7 @@ export class Round {
    */
   private async runAttempt(effect: AttemptEffect): Promise<AttemptOutcome> {
     try {
-      return { ok: await this.runStep(effect.name, effect.fn) };
+      return { ok: await this.runStep(effect.name, (signal) => effect.fn(signal, effect.attempt)) };
     } catch (error) {
       if (!(error instanceof AuthorCodeError) || this.input.signal().aborted) throw error;
       const cause = error.cause as { name?: unknown; message?: unknown } | undefined;
