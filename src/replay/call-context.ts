@@ -2,6 +2,7 @@ import { digestOf } from "../state/index.js";
 import { CAPABILITIES, type Capability } from "../wire/index.js";
 import type { RunContext } from "../authoring/definitions.js";
 import type { Round } from "./round.js";
+import type { SeenTimes } from "./ambient.js";
 import { checkSignalName } from "../authoring/effects.js";
 
 /**
@@ -66,6 +67,8 @@ export class CallSignal {
  */
 export class CallContext implements RunContext {
   private round: Round | undefined;
+  /** The `Date.now` values this call's code saw (kept only under `verifyReplay`; see ambient.ts). */
+  readonly seenTimes: SeenTimes = [];
 
   constructor(
     readonly principal: string | undefined,

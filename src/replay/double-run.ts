@@ -5,6 +5,7 @@ import type { RunContext, RunGenerator } from "../authoring/definitions.js";
 import { describeChange } from "./divergence.js";
 import { AuthorCodeError, DivergenceError, NondeterminismError } from "./errors.js";
 import type { JournalRecord } from "../journal/journal.js";
+import { type SeenTimes, withAmbient } from "./ambient.js";
 import { Round, type RoundOutcome, type Traced } from "./round.js";
 
 /** What the double-run needs to replay a round the way another instance would. */
@@ -16,6 +17,8 @@ export interface ReplayCheck {
   declared: (kind: Capability) => boolean;
   /** What the round's own run did at each position (to name the first difference). */
   trace: Map<number, Traced>;
+  /** The `Date.now` values the call's code saw, in order (the replay is shown them shifted). */
+  seenTimes: SeenTimes;
 }
 
 /** What the replay must reproduce: the round's outcome as sealed (or, completed, its journal). */
@@ -54,7 +57,7 @@ export async function checkReplay(check: ReplayCheck, expected: Expected, shape:
   let outcome: RoundOutcome;
   context.enter(round);
   try {
-    outcome = await round.run();
+    outcome = await withAmbient("replay", check.seenTimes, () => round.run());
   } catch (error) {
     if (error instanceof DivergenceError) {
       const change = describeChange(check.trace.get(error.index), trace.get(error.index));

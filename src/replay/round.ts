@@ -20,6 +20,7 @@ import { AnswerSchemaError, checkAnswer } from "./answers.js";
 import type { RunGenerator } from "../authoring/definitions.js";
 import { type AllEffect, type AskEffect, type AttemptEffect, type AttemptOutcome, type Effect, isEffect } from "../authoring/effects.js";
 import { AuthorCodeError, DivergenceError, MissingCapabilityError } from "./errors.js";
+import { enterStep, leaveStep } from "./ambient.js";
 import type { RoundInput, RoundOutcome, StepRun, Suspended } from "./round-types.js";
 export type { RoundInput, RoundOutcome, StepRun, Suspended, Traced } from "./round-types.js";
 import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "../journal/journal.js";
@@ -356,6 +357,7 @@ export class Round {
     const startedAt = Date.now();
     const started = performance.now();
     let ok = false;
+    enterStep();
     try {
       const value = fn(this.input.signal());
       const result = isThenable(value) ? await value : value;
@@ -364,6 +366,7 @@ export class Round {
     } catch (error) {
       throw new AuthorCodeError(error);
     } finally {
+      leaveStep();
       this.inStep = false;
       this.stepsRun.push({ name, startedAt, ms: performance.now() - started, ok });
     }

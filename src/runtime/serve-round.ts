@@ -3,6 +3,7 @@ import type { RunContext, RunGenerator } from "../authoring/definitions.js";
 import { type JournalRecord, parseLines, payloadFrom, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
 import { CallContext } from "../replay/call-context.js";
 import { checkReplay } from "../replay/double-run.js";
+import { withAmbient } from "../replay/ambient.js";
 import { AuthorCodeError, DivergenceError, type ErrorInfo, NondeterminismError } from "../replay/errors.js";
 import type { LiveCall, LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome, type Suspended, type Traced } from "../replay/round.js";
@@ -262,7 +263,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     ctx.enter(current, request.signal);
     let outcome: RoundOutcome;
     try {
-      outcome = await current.run();
+      outcome = verifyReplay ? await withAmbient("round", ctx.seenTimes, () => current.run()) : await current.run();
     } catch (error) {
       // Author code that throws a ProtocolError asks for exactly that JSON-RPC error.
       if (error instanceof AuthorCodeError && error.cause instanceof ProtocolError) throw error.cause;
@@ -288,7 +289,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       if (progress) progress.taskId = taskId;
       return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, taskId, resume: { suspended: outcome.suspended, context: ctx } }));
     }
-    const check = trace && { round, start: spec.start, principal: spec.binding.principal, callId, declared, trace };
+    const check = trace && { round, start: spec.start, principal: spec.binding.principal, callId, declared, trace, seenTimes: ctx.seenTimes };
     if (outcome.type === "complete") {
       let result: R;
       try {
