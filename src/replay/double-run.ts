@@ -7,6 +7,7 @@ import { AuthorCodeError, DivergenceError, NondeterminismError } from "./errors.
 import type { JournalRecord } from "../journal/journal.js";
 import { type SeenTimes, withAmbient } from "./ambient.js";
 import { Round, type RoundOutcome, type Traced } from "./round.js";
+import type { RoundInput } from "./round-types.js";
 
 /** What the double-run needs to replay a round the way another instance would. */
 export interface ReplayCheck {
@@ -19,6 +20,8 @@ export interface ReplayCheck {
   trace: Map<number, Traced>;
   /** The `Date.now` values the call's code saw, in order (the replay is shown them shifted). */
   seenTimes: SeenTimes;
+  /** A task's own round inputs the code may use while replayed (its signal tokens and URLs). */
+  task?: Pick<RoundInput, "signalToken" | "signalUrl">;
 }
 
 /** What the replay must reproduce: the round's outcome as sealed (or, completed, its journal). */
@@ -53,6 +56,7 @@ export async function checkReplay(check: ReplayCheck, expected: Expected, shape:
     clock: refuse,
     verify: { pending: expected.type === "input_required" ? expected.pending : undefined },
     trace,
+    ...check.task,
   });
   let outcome: RoundOutcome;
   context.enter(round);

@@ -18,3 +18,4 @@ export {
   type SimulatedPaths,
   SimulatedAuthorError,
 } from "./simulate.js";
+export { signalTimeout, type ScriptedSignals, type SimulatedTask } from "./simulate-task.js";

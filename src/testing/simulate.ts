@@ -1,6 +1,8 @@
 import type { z } from "zod";
 import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolContent, ToolDefinition, ToolError } from "../authoring/definitions.js";
 import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
+import { createMemoryStore } from "../store/index.js";
+import { followTask, type ScriptedSignals, type SimulatedTask, type SimulatedWorld, withFailingSteps } from "./simulate-task.js";
 import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
 
 /** A raw answer as a client sends it: an elicitation, sampling or roots result. */
@@ -57,6 +59,17 @@ export interface SimulateOptions {
   runtime?: Runtime | Runtime[];
   /** Author failures (a throw in `run` or a step, a bad result): `"throw"` (default) rejects; `"return"` lists them in `errors`. */
   authorErrors?: "throw" | "return";
+  /**
+   * A call that becomes a task is followed to its end (the client declaring the tasks extension
+   * in `capabilities`): asks answered from `answers` through tasks/update, sleeps, retry delays
+   * and signal timeouts passed at once on a fake clock (simulate's own runtime), and values for
+   * `waitForSignal` taken from here by name (`signalTimeout` to time a wait out). Once it
+   * completes, the task is replayed from its journal and the result compared (unless `paths`
+   * is `"resume"`).
+   */
+  signals?: ScriptedSignals;
+  /** Steps that fail: the first `n` attempts of the named step throw (a retrying step then retries). */
+  failSteps?: Record<string, number>;
 }
 
 /** One round of a simulation that ended with `input_required`. */
@@ -84,6 +97,8 @@ export interface Simulation<R> {
   stateBytes: number[];
   /** Author failures reported while simulating (only with `authorErrors: "return"`). */
   errors: SimulatedError[];
+  /** The task the call became, if it did. */
+  task?: SimulatedTask;
 }
 
 /** Author code failed during a simulation; `cause` is what it threw, `info` where. */
@@ -144,6 +159,9 @@ export type ResultOf<D> = D extends ToolDefinition<z.ZodObject, infer R>
     ? GetPromptResult
     : ReadResourceResult;
 
+/** Where simulate's own runtime says signals go (`ctx.signalUrl`): nowhere real. */
+const SIMULATED_SIGNAL_BASE = "https://simulate.invalid/signals/";
+
 const ephemeralKey = () => [{ id: "sim", secret: crypto.getRandomValues(new Uint8Array(32)) }];
 
 /**
@@ -162,10 +180,22 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
 ): Promise<Simulation<ResultOf<D>>> {
   const errors: SimulatedError[] = [];
   const paths = options.paths ?? "replay";
+  def = (def.type === "tool" && options.failSteps !== undefined ? withFailingSteps(def, options.failSteps) : def) as D;
+  // simulate's own runtime runs on a fake clock (sleeps pass at once) and a store for tasks;
+  // rounds in the foreground keep to the token, as without a store (no single use, no spill).
+  let now = Date.now();
+  const world: SimulatedWorld | undefined = options.runtime === undefined
+    ? { store: createMemoryStore({ clock: () => now }), now: () => now, advanceTo: (at) => void (now = Math.max(now, at)) }
+    : undefined;
   const runtimes = options.runtime === undefined
     ? [
         createRuntime({
-          state: { keys: ephemeralKey() },
+          state: { keys: ephemeralKey(), clock: () => now },
+          clock: () => now,
+          store: world!.store,
+          singleUse: false,
+          spillBytes: 2 ** 31,
+          signals: { baseUrl: SIMULATED_SIGNAL_BASE },
           ...options.runtimeOptions,
           liveCalls: paths === "replay" ? 0 : (options.runtimeOptions?.liveCalls ?? 1000),
           verifyReplay: paths === "both" || options.runtimeOptions?.verifyReplay === true,
@@ -197,7 +227,29 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
         : def.type === "prompt"
           ? await runtime.getPrompt(def, { name: def.name, arguments: input, ...extra }, info)
           : await runtime.readResource(def, { uri: def.type === "resource" ? def.uri : (input as { uri: string }).uri, ...extra }, info);
-    if (errors.length > 0 && options.authorErrors !== "return") throw new SimulatedAuthorError(errors[0]!.info, errors[0]!.error);
+    const checkErrors = () => {
+      if (errors.length > 0 && options.authorErrors !== "return") throw new SimulatedAuthorError(errors[0]!.info, errors[0]!.error);
+    };
+    checkErrors();
+    if (result.resultType === "task") {
+      if (def.type !== "tool") throw new Error("simulate: only a tool call becomes a task");
+      runtime.define([def]);
+      const followed = await followTask({
+        runtime,
+        world,
+        def,
+        input,
+        taskId: (result as { taskId: string }).taskId,
+        info,
+        answer: script.answer,
+        signals: options.signals ?? {},
+        checkErrors,
+        verify: paths !== "resume",
+        signalBaseUrl: options.runtime === undefined ? (options.runtimeOptions?.signals?.baseUrl ?? SIMULATED_SIGNAL_BASE) : undefined,
+        maxPolls: 10_000,
+      });
+      return { result: followed.result as ResultOf<D>, rounds, stateBytes: rounds.map((r) => r.stateBytes), errors, task: followed.task };
+    }
     if (result.resultType !== "input_required") {
       // A call that ended in an author failure may never reach the asks its answers were for.
       const unused = errors.length === 0 ? script.unused() : [];
