@@ -16,6 +16,11 @@ export interface RequestInfo {
   principal?: string;
   /** Cancellation of this request. */
   signal?: AbortSignal;
+  /**
+   * Where the round's `progress(...)` goes when the request asked for progress (a host maps it
+   * to `notifications/progress`; `register` does). In a task, progress goes to the task instead.
+   */
+  progress?: (message: string, done: number | undefined, total: number | undefined) => Promise<void>;
 }
 
 /** Bounds on what one request may carry and one call may take; each breach is a `-32602` with a stable `data.reason`. */

@@ -253,6 +253,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         clock,
         task: spec.becomeTask ? "become" : "foreground",
         trace,
+        ...(request.progress ? { onProgress: request.progress } : {}),
       },
       resumed?.suspended,
     );

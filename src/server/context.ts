@@ -16,7 +16,7 @@ export const defaultPrincipal: PrincipalOf = (ctx) => ctx.http?.authInfo?.client
  * (2026-07-28); a 2025-era connection has no envelope, so there the capabilities declared at
  * `initialize` are the request's own (that is what the SDK's legacy shim fulfils against).
  */
-export function requestInfoOf(server: McpServer, ctx: ServerContext, principalOf: PrincipalOf): RequestInfo {
+export function requestInfoOf(server: McpServer, ctx: ServerContext, principalOf: PrincipalOf, params?: Record<string, unknown>): RequestInfo {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const clientCapabilities = envelope !== undefined && Object.hasOwn(envelope, CLIENT_CAPABILITIES_KEY)
     ? envelope[CLIENT_CAPABILITIES_KEY]
@@ -24,7 +24,25 @@ export function requestInfoOf(server: McpServer, ctx: ServerContext, principalOf
       ? server.server.getClientCapabilities()
       : undefined;
   const principal = principalOf(ctx);
-  return { clientCapabilities, signal: ctx.mcpReq.signal, ...(principal !== undefined ? { principal } : {}) };
+  const progress = progressOf(ctx, params);
+  return { clientCapabilities, signal: ctx.mcpReq.signal, ...(principal !== undefined ? { principal } : {}), ...(progress ? { progress } : {}) };
+}
+
+/**
+ * MCP progress for a request that asked for it (`_meta.progressToken`): each `progress(...)` of
+ * the round becomes a `notifications/progress` on the request's stream — `progress` is `done`
+ * when given, else a count that only goes up, as the protocol requires. Best effort: a client
+ * gone or a transport that cannot carry it loses only the notification.
+ */
+function progressOf(ctx: ServerContext, params: Record<string, unknown> | undefined): RequestInfo["progress"] {
+  const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  if (typeof token !== "string" && typeof token !== "number") return undefined;
+  let sent = 0;
+  return async (message, done, total) => {
+    const progress = done !== undefined && done > sent ? done : sent + 1;
+    sent = progress;
+    await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), message } }).catch(() => {});
+  };
 }
 
 /**

@@ -144,14 +144,14 @@ export function register(server: McpServer, definitions: readonly Definition[], 
     }) as never);
   };
 
-  route("tools/call", tools, (p) => p.name, (def, params, ctx) => runtime.callTool(def, params, requestInfoOf(server, ctx, principalOf)));
+  route("tools/call", tools, (p) => p.name, (def, params, ctx) => runtime.callTool(def, params, requestInfoOf(server, ctx, principalOf, params)));
   serveTasks(server, definitions, runtime, principalOf);
-  route("prompts/get", prompts, (p) => p.name, (def, params, ctx) => runtime.getPrompt(def, params, requestInfoOf(server, ctx, principalOf)));
+  route("prompts/get", prompts, (p) => p.name, (def, params, ctx) => runtime.getPrompt(def, params, requestInfoOf(server, ctx, principalOf, params)));
   route<ResourceDefinition | ResourceTemplateDefinition<unknown>>(
     "resources/read",
     resources,
     (p) => p.uri,
-    (def, params, ctx) => runtime.readResource(def, params, requestInfoOf(server, ctx, principalOf)),
+    (def, params, ctx) => runtime.readResource(def, params, requestInfoOf(server, ctx, principalOf, params)),
     // The first template that matches serves the uri (a matched uri with bad variables is its -32602).
     (uri) => templates.find((t) => t.match(uri) !== undefined),
     resources.size + templates.length,
