@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { elicit, now, patched, runAsTask, type Runtime, step, tool, type ToolDefinition, uuid } from "mcp-yield";
+import { elicit, now, patched, progress, runAsTask, type Runtime, sleep, step, tool, type ToolDefinition, uuid, waitForSignal } from "mcp-yield";
 
 /**
  * The tool shapes the fault-injection suite drives, each with the answers a client gives it. A
@@ -24,6 +24,8 @@ export interface Shape {
   capabilities: Record<string, unknown>;
   /** Whether the call runs as a task (at some point): a lease, and takeovers, apply. */
   tasks?: boolean;
+  /** The value the client sends when the task shows `signal:<token>` as its status message. */
+  signal?: unknown;
   /** Runtime options the shape needs (a spill threshold, short leases). */
   options?: Record<string, unknown>;
 }
@@ -107,6 +109,27 @@ export const SHAPES: Shape[] = [
         return `${out} ${ok.action}`;
       } }),
   },
+  {
+    name: "a durable task: a retried step, a sleep, a signal",
+    tasks: true,
+    capabilities: { extensions: TASKS },
+    answers: {},
+    signal: "go",
+    def: (runs) =>
+      tool({ name: "durable", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
+        // Each attempt counts under its own key: no attempt may run twice.
+        const a = yield* step("flaky", (_s, attempt) => {
+          counted(runs, `${ctx.idempotencyKey("flaky")}#${attempt}`, 0);
+          if (attempt < 2) throw new Error("503");
+          return "A";
+        }, { retry: { attempts: 3, initialMs: 20 } });
+        yield* sleep(30);
+        yield* progress(`signal:${ctx.signalToken("go")}`);
+        const got = yield* waitForSignal("go", z.string(), { timeoutMs: 10_000 });
+        const b = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), "B"));
+        return `${a} ${got.status === "received" ? got.value : "timeout"} ${b}`;
+      } }),
+  },
 ];
 
 /** Reasons a client is told to retry the same request. */
@@ -157,8 +180,17 @@ export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape,
       if (result.resultType !== "task") return { outcome: { text: textOf(result) }, requests };
       const taskId = result.taskId as string;
       onTask(taskId);
+      let signalled = false;
       for (;;) {
         const task = (await attempt(() => runtime.getTask({ taskId }, info))) as unknown as Record<string, unknown>;
+        const message = String(task.statusMessage ?? "");
+        if (task.status === "working" && message.startsWith("signal:") && !signalled) {
+          // The webhook's sender: again while the task is not at the wait yet; a token already
+          // used means an earlier send got through (its answer was lost).
+          const sent = await attempt(() => runtime.signal(message.slice("signal:".length), shape.signal)).then(() => "sent", (e: unknown) => reasonOf(e) ?? String(e));
+          if (sent === "sent" || sent === "signal_used") signalled = true;
+          else if (sent !== "signal_not_waiting") throw new Error(`the signal was refused: ${sent}`);
+        }
         if (task.status === "completed") return { outcome: { text: textOf(task.result as Record<string, unknown>) }, requests };
         if (task.status === "failed" || task.status === "cancelled") return { outcome: { error: `task ${String(task.status)}: ${JSON.stringify(task.error ?? task.statusMessage)}` }, requests };
         if (task.status === "input_required") {
