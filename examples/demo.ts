@@ -39,18 +39,35 @@ const calls: Array<[string, Record<string, unknown>]> = [
   ["plan_trip", {}],
   ["workspace_summary", {}],
   ["generate_report", { topic: "tides" }],
+  ["remind_later", { seconds: 1 }],
+  ["flaky_fetch", {}],
+  ["await_approval", { what: "the demo" }],
 ];
+/** The approver: a person clicking the link in the status message, here a POST of JSON to it. */
+const approved = new Set<string>();
+function approve(statusMessage: string | undefined): void {
+  const url = statusMessage?.match(/to (http\S+)$/)?.[1];
+  if (url === undefined || approved.has(url)) return;
+  approved.add(url);
+  console.log(`    (a person approves: POST {"approved": true} to ${url.slice(0, 48)}…)`);
+  void fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ approved: true }) }).then(
+    (r) => console.log(`    (the signal route answered ${r.status})`),
+    (e: unknown) => console.error("    (the POST failed:", e, ")"),
+  );
+}
 let failed = false;
 try {
   for (const [name, args] of calls) {
     console.log(`→ tools/call ${name} ${JSON.stringify(args)}`);
-    let lastStatus = "";
+    let last = "";
     const result = await callWithInput<{ content: Array<{ text?: string }>; isError?: boolean }>(send, "tools/call", { name, arguments: args }, handlers, {
       onRound: ({ round, result: r }) =>
         console.log(`  round ${round}: input_required (${Object.keys(r.inputRequests ?? {}).join(", ")}; state ${r.requestState?.length ?? 0} bytes)`),
       onTask: (task) => {
-        if (task.status !== lastStatus) console.log(`  task ${task.taskId.slice(0, 8)}…: ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ""}`);
-        lastStatus = task.status;
+        const now = `${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ""}`;
+        if (now !== last) console.log(`  task ${task.taskId.slice(0, 8)}…: ${now}`);
+        last = now;
+        approve(task.statusMessage);
       },
     });
     console.log(`  complete${result.isError ? " (isError)" : ""}: ${result.content.map((c) => c.text).join(" ")}\n`);

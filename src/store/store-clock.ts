@@ -45,7 +45,8 @@ export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTrip
     measured = back;
   };
   return {
-    now: () => local() + offset,
+    // Whole milliseconds: times written into records and tokens read as the store would write them.
+    now: () => Math.floor(local() + offset),
     sync() {
       if (store.time === undefined || local() - measured < resyncMs) return Promise.resolve();
       measuring ??= measure().catch(() => {}).finally(() => (measuring = undefined));
