@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMemoryStore, createRuntime, NonRetryableError, progress, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
+import { createMemoryStore, createRuntime, elicit, NonRetryableError, progress, type Runtime, sleep, step, type Store, tool, waitForSignal } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { closedAfterEach, killable, until } from "./support/instances.js";
 import { REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
@@ -11,7 +11,7 @@ import { REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
 
 const keys = [{ id: "z", secret: new Uint8Array(32).fill(23) }];
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
-const info = { clientCapabilities: TASKS };
+const info = { clientCapabilities: { elicitation: {}, ...TASKS } };
 const prefix = testPrefix("durable");
 const open = closedAfterEach(prefix);
 
@@ -265,5 +265,46 @@ describe.skipIf(!redisAvailable)("durable primitives across instances on Redis",
     expect(done.result!.content[0]!.text).toBe("body attempts: 3");
     expect(done.statusMessage).toBeUndefined();
     expect(new Set(attempts).size).toBe(1);
+  });
+});
+
+describe("exact on every path", () => {
+  it("a task with an ask, a retried step, a sleep and a signal gives the same result resumed on one instance and replayed on another", async () => {
+    const runs = new Map<string, number>();
+    const count = (key: string) => runs.set(key, (runs.get(key) ?? 0) + 1);
+    const mixed = tool({ name: "mixed", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
+      const id = yield* step("id", () => (count(`${ctx.idempotencyKey("id")}`), "X"));
+      const ok = yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" });
+      const fetched = yield* step("fetch", (_s, attempt) => {
+        count(`${ctx.idempotencyKey("fetch")}#${attempt}`);
+        if (attempt < 2) throw new Error("503");
+        return attempt;
+      }, { retry: { attempts: 3, initialMs: 10 } });
+      yield* sleep(20);
+      yield* progress(ctx.signalToken("go"));
+      const got = yield* waitForSignal("go", z.number());
+      return `${id} ${ok.action} ${fetched} ${got.status === "received" ? got.value : "-"}`;
+    } });
+    const store = createMemoryStore();
+    const a = instance(store).runtime;
+    const b = instance(store).runtime;
+    for (const r of [a, b]) r.define([mixed]);
+    const answer = { go: { action: "accept", content: { ok: true } } };
+    const once = async (updateOn: Runtime) => {
+      const taskId = await start(a, mixed);
+      await until(async () => ((await get(a, taskId)).status === "input_required" ? true : undefined));
+      await updateOn.updateTask({ taskId, inputResponses: answer }, { clientCapabilities: { elicitation: {}, ...TASKS } });
+      const token = await until(async () => {
+        const t = await get(b, taskId);
+        return t.status === "working" && t.statusMessage !== undefined && JSON.parse((await store.get(`task:${taskId}`))!).awaits ? t.statusMessage : undefined;
+      });
+      await b.signal(token, 7);
+      return (await settled(b, taskId)).result!.content[0]!.text;
+    };
+    const resumed = await once(a); // the parked generator on a goes on
+    const replayed = await once(b); // b never held it: it replays the journal
+    expect(replayed).toBe(resumed);
+    expect(resumed).toBe("X accept 2 7");
+    expect([...runs.values()].every((n) => n === 1)).toBe(true);
   });
 });

@@ -195,4 +195,18 @@ describe.skipIf(!redisAvailable)("signals across instances on Redis", () => {
     expect(await B.runtime.signal(token, { approved: true })).toEqual({ status: "delivered" });
     expect((await settled(B.runtime, taskId)).result!.content[0]!.text).toBe("approved");
   });
+
+  it("a wait's timeout fires on another instance when the one that parked it is gone; its token is refused after", async () => {
+    const a = killable(await createRedisStore({ url: REDIS_URL, prefix }));
+    const bStore = await createRedisStore({ url: REDIS_URL, prefix });
+    open.push(bStore);
+    const A = instance(a.store);
+    const B = instance(bStore);
+    A.runtime.define([approval]);
+    B.runtime.define([approval]); // B's sweeper finds the task due at its deadline
+    const { taskId, token } = await waiting(A.runtime, a.store, { timeoutMs: 300 });
+    a.kill();
+    expect((await settled(B.runtime, taskId)).result!.content[0]!.text).toBe("timed out");
+    expect(reason(await B.runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("signal_expired");
+  });
 });
