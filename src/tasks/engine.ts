@@ -24,11 +24,9 @@ import { Round, type RoundOutcome } from "../replay/round.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
 import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
 import type { Deps, Parked, TaskEngine } from "./types.js";
-import { readSignalToken, refuse, type SignalRefusal, signalFor, signalToken, waitKey, withJournal } from "./signals.js";
+import { createTaskRecords, keyOf, LEASES } from "./record-store.js";
+import { createSignalDelivery, parkedOnSignal, signalFor, signalToken, withJournal } from "./signals.js";
 
-const LEASES = "task-leases";
-
-const keyOf = (id: string) => `task:${id}`;
 
 /** Why a run stopped without an outcome of its own. */
 class Stop extends Error {
@@ -64,60 +62,15 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
   const parked = new LiveCalls<Parked & { owner: object }>(1000, 16 * 1024 * 1024, clock);
   const running = new Map<string, { cancel: () => void; shutdown: () => void }>();
   const runs = new Set<Promise<void>>();
-  /** Deliveries waiting to hear whether the task took their value: by task, signal name and ordinal. */
-  const deliveries = new Map<string, (verdict: { ok: true } | { ok: false; message: string }) => void>();
   let sweeper: ReturnType<typeof setInterval> | undefined;
   let closed = false;
 
   /** A lease for one run on this instance (`run` fences a stale run of the same task here). */
   const lease = (run: string | undefined) => ({ owner: me, ...(run !== undefined ? { run } : {}), until: time.now() + leaseMs });
   const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
-  const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - time.now());
 
-  async function load(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
-    const raw = await store.get(keyOf(id));
-    if (raw === undefined) return undefined;
-    const parsed = taskRecord.safeParse(JSON.parse(raw));
-    if (!parsed.success) throw new Error(`task ${id}: the stored record is not a task record this version understands`);
-    return { raw, record: parsed.data };
-  }
-
-  /**
-   * Apply `change` to the task's record atomically: read, change, compare-and-swap, again on a
-   * conflict. `change` returns the new record, or `false` to leave it. Returns the record as it
-   * now is (`undefined`: no such task) and whether this call wrote it. With `charged`, the
-   * record's growth counts against its principal's share of the store (a refusal throws
-   * before anything is written); lease, cancel and failure writes are not charged — they
-   * barely change its size, and refusing them would strand a task.
-   */
-  async function update(id: string, change: (r: TaskRecord) => TaskRecord | false, charged = false): Promise<{ record: TaskRecord | undefined; written: boolean }> {
-    await time.sync();
-    // Growth already counted by an attempt that lost its compare-and-swap: not counted twice.
-    let counted = 0;
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const current = await load(id);
-      if (current === undefined) return { record: undefined, written: false };
-      const next = change(current.record);
-      if (next === false) return { record: current.record, written: false };
-      const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: time.now() };
-      const text = JSON.stringify(written);
-      if (charged && text.length - current.raw.length > counted) {
-        await bytes.charge(written.principal, text.length - current.raw.length - counted);
-        counted = text.length - current.raw.length;
-      }
-      if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
-        // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
-        // entry is only re-checked).
-        const due = written.status === "working" ? (written.lease?.until ?? written.wake) : undefined;
-        if (due !== undefined) await store.schedule(LEASES, id, due);
-        // An entry left behind only costs the sweeper a look: its failure must not turn a
-        // written transition into a failed one (whose retry would find the record changed).
-        else if (current.record.lease || current.record.wake !== undefined) await store.unschedule(LEASES, id).catch(() => {});
-        return { record: written, written: true };
-      }
-    }
-    throw new StoreError("store_unavailable", `task ${id}: too many concurrent writers`);
-  }
+  const { load, update } = createTaskRecords({ store, time, bytes });
+  const signals = createSignalDelivery({ signer, time, update, lease: () => lease(randomUuid()), run: (r) => (ensureSweeper(), launch(r, undefined)) });
 
   /** Whether the lease on `r` is this run's. */
   const holds = (r: TaskRecord, run: string | undefined) => r.lease?.owner === me && r.lease.run === run;
@@ -239,7 +192,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         },
         wakeClock: time.now,
         signalFor: (name, ordinal) => signalFor(record, name, ordinal, time.now()),
-        onSignal: (name, ordinal, verdict) => deliveries.get(waitKey(`${id}#${name}`, ordinal))?.(verdict),
+        onSignal: (name, ordinal, verdict) => signals.heard(id, name, ordinal, verdict),
         signalToken: (name, ordinal) => signalToken(signer, record, name, ordinal),
         ...(signalBaseUrl !== undefined ? { signalUrl: (token: string) => signalBaseUrl + token } : {}),
         onProgress: async (message, done, total) => {
@@ -354,21 +307,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
    * wait that was already on (a value its schema refused) keeps its deadline.
    */
   function parkOnSignal(id: string, outcome: Extract<RoundOutcome, { type: "wait" }>, run: string | undefined) {
-    return update(id, (r) => {
-      if (!owned(r, run)) return false;
-      const { lease: _lease, park: _park, arrived: _arrived, wake: _wake, ...rest } = withJournal(r, outcome.journal);
-      const same = r.awaits?.name === outcome.name && r.awaits.i === outcome.ordinal;
-      const deadline = same ? r.awaits!.deadline : outcome.timeoutMs === undefined ? undefined : time.now() + outcome.timeoutMs;
-      return {
-        ...rest,
-        outstanding: {},
-        partial: {},
-        answers: {},
-        waiting: [],
-        awaits: { name: outcome.name, i: outcome.ordinal, ...(deadline !== undefined ? { deadline } : {}) },
-        ...(deadline !== undefined ? { wake: deadline } : {}),
-      };
-    }, true);
+    return update(id, (r) => (owned(r, run) ? parkedOnSignal(r, outcome, time.now()) : false), true);
   }
 
   /** The index of one principal's tasks, by when each expires (the principal only as a digest). */
@@ -524,35 +463,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       if (result.written) running.get(id)?.cancel();
     },
 
-    async signal(token, value) {
-      const claims = readSignalToken(signer, token);
-      await time.sync();
-      if (claims.e <= time.now()) throw refuse("signal_expired", "This signal token has expired (with its task)");
-      let why: SignalRefusal | undefined;
-      const taken = await update(claims.t, (r) => {
-        why = isTerminal(r.status) || r.cancel === true ? "signal_expired" : (r.closed ?? []).includes(waitKey(claims.w, claims.i)) ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
-        if (why !== undefined) return false;
-        const { wake: _wake, ...rest } = r;
-        return { ...rest, arrived: { name: claims.w, i: claims.i, value }, lease: lease(randomUuid()) };
-      }, true);
-      if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");
-      if (!taken.written) {
-        if (why === "signal_used") throw refuse(why, "This signal token was already used (or its wait timed out)");
-        if (why === "signal_expired") throw refuse(why, "This signal's task has ended");
-        throw refuse("signal_not_waiting", "The task is not waiting for this signal yet; send it again shortly");
-      }
-      // Run the task on here, and answer once it has taken the value (or refused it).
-      const key = waitKey(`${claims.t}#${claims.w}`, claims.i);
-      const verdict = new Promise<{ ok: true } | { ok: false; message: string }>((resolve) => deliveries.set(key, resolve));
-      ensureSweeper();
-      const ran = launch(taken.record, undefined);
-      // A run that ends without reaching the wait (it failed, or another instance took the task)
-      // still answers the sender: the value is in the task, and a takeover will use it.
-      void ran.finally(() => deliveries.get(key)?.({ ok: true }));
-      const result = await verdict.finally(() => deliveries.delete(key));
-      if (!result.ok) throw refuse("signal_invalid_value", `The task refused this value: ${result.message}`);
-      return { status: "delivered" as const };
-    },
+    signal: (token, value) => signals.deliver(token, value),
 
     async idle() {
       while (runs.size > 0) await Promise.allSettled([...runs]);

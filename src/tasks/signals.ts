@@ -70,3 +70,82 @@ export function signalFor(r: TaskRecord, name: string, ordinal: number, now: num
   if (r.awaits !== undefined && r.awaits.name === name && r.awaits.i === ordinal && r.awaits.deadline !== undefined && r.awaits.deadline <= now) return { timeout: true };
   return undefined;
 }
+
+/**
+ * The task after its run ends on a wait: held by nobody (lease, park, wake and any refused value
+ * dropped), waiting on `outcome`'s wait, due at its deadline if it has one. A wait that was
+ * already on (a value its schema refused) keeps its deadline.
+ */
+export function parkedOnSignal(r: TaskRecord, outcome: { journal: JournalRecord[]; name: string; ordinal: number; timeoutMs: number | undefined }, now: number): TaskRecord {
+  const { lease: _lease, park: _park, arrived: _arrived, wake: _wake, ...rest } = withJournal(r, outcome.journal);
+  const same = r.awaits?.name === outcome.name && r.awaits.i === outcome.ordinal;
+  const deadline = same ? r.awaits!.deadline : outcome.timeoutMs === undefined ? undefined : now + outcome.timeoutMs;
+  return {
+    ...rest,
+    outstanding: {},
+    partial: {},
+    answers: {},
+    waiting: [],
+    awaits: { name: outcome.name, i: outcome.ordinal, ...(deadline !== undefined ? { deadline } : {}) },
+    ...(deadline !== undefined ? { wake: deadline } : {}),
+  };
+}
+
+type Verdict = { ok: true } | { ok: false; message: string };
+
+/** What delivering a signal needs from the engine. */
+export interface SignalDeliveryParts {
+  signer: TextSigner;
+  time: { sync(): Promise<void>; now(): number };
+  update: (id: string, change: (r: TaskRecord) => TaskRecord | false, charged?: boolean) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
+  /** A fresh lease for a run on this instance. */
+  lease: () => NonNullable<TaskRecord["lease"]>;
+  /** Run the task (now holding that lease) on this instance. */
+  run: (r: TaskRecord) => Promise<void>;
+}
+
+/**
+ * Delivering signals: the value put in the task with a compare-and-swap (so two deliveries of one
+ * token cannot both land), the task run on here, and the sender answered once the run's wait took
+ * the value or its schema refused it (`heard`).
+ */
+export function createSignalDelivery({ signer, time, update, lease, run }: SignalDeliveryParts) {
+  /** Deliveries waiting for their verdict: by task, signal name and ordinal. */
+  const pending = new Map<string, (verdict: Verdict) => void>();
+  const keyFor = (taskId: string, name: string, ordinal: number) => waitKey(`${taskId}#${name}`, ordinal);
+  return {
+    /** A run's wait on this instance took a value, or refused it. */
+    heard(taskId: string, name: string, ordinal: number, verdict: Verdict): void {
+      pending.get(keyFor(taskId, name, ordinal))?.(verdict);
+    },
+
+    async deliver(token: unknown, value: unknown): Promise<{ status: "delivered" }> {
+      const claims = readSignalToken(signer, token);
+      await time.sync();
+      if (claims.e <= time.now()) throw refuse("signal_expired", "This signal token has expired (with its task)");
+      let why: SignalRefusal | undefined;
+      const taken = await update(claims.t, (r) => {
+        const ended = r.status === "completed" || r.status === "failed" || r.status === "cancelled" || r.cancel === true;
+        why = ended ? "signal_expired" : (r.closed ?? []).includes(waitKey(claims.w, claims.i)) ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
+        if (why !== undefined) return false;
+        const { wake: _wake, ...rest } = r;
+        return { ...rest, arrived: { name: claims.w, i: claims.i, value }, lease: lease() };
+      }, true);
+      if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");
+      if (!taken.written) {
+        if (why === "signal_used") throw refuse(why, "This signal token was already used (or its wait timed out)");
+        if (why === "signal_expired") throw refuse(why, "This signal's task has ended");
+        throw refuse("signal_not_waiting", "The task is not waiting for this signal yet; send it again shortly");
+      }
+      // Run the task on here, and answer once it has taken the value (or refused it).
+      const key = keyFor(claims.t, claims.w, claims.i);
+      const verdict = new Promise<Verdict>((resolve) => pending.set(key, resolve));
+      // A run that ends without reaching the wait (it failed, or another instance took the task)
+      // still answers the sender: the value is in the task, and a takeover will use it.
+      void run(taken.record).finally(() => pending.get(key)?.({ ok: true }));
+      const result = await verdict.finally(() => pending.delete(key));
+      if (!result.ok) throw refuse("signal_invalid_value", `The task refused this value: ${result.message}`);
+      return { status: "delivered" };
+    },
+  };
+}
