@@ -157,6 +157,16 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       }
     };
 
+    /**
+     * Write what this run did, on the condition that it still holds the task (fenced on its run);
+     * if it does not any more, it stops here — cancelled, or another run has the task.
+     */
+    const persistOwned = async (change: (r: TaskRecord) => TaskRecord, charged: boolean): Promise<void> => {
+      const saved = holding(await persisting(() => update(id, (r) => (owned(r, run) ? change(r) : false), charged)));
+      if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
+      if (stop) throw stop;
+    };
+
     const heartbeat = setInterval(() => {
       void (async () => {
         const current = (await load(id))?.record;
@@ -180,26 +190,18 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         randomUUID: randomUuid,
         clock,
         task: "inside",
-        onStep: async (records) => {
-          const saved = holding(await persisting(() => update(id, (r) =>
-                // The parked asks' answers are in the journal now: their bookkeeping goes, or a
-                // takeover would take the journal's end for the park point (patched() = old code).
-                owned(r, run) ? { ...withJournal(r, records.slice()), outstanding: {}, partial: {}, answers: {}, waiting: [], lease: lease(run) } : false,
-              true,
-              )));
-          if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
-          if (stop) throw stop;
-        },
+        onStep: (records) =>
+          // The parked asks' answers are in the journal now: their bookkeeping goes, or a
+          // takeover would take the journal's end for the park point (patched() = old code).
+          persistOwned((r) => ({ ...withJournal(r, records.slice()), outstanding: {}, partial: {}, answers: {}, waiting: [], lease: lease(run) }), true),
         wakeClock: time.now,
         signalFor: (name, ordinal) => signalFor(record, name, ordinal, time.now()),
         onSignal: (name, ordinal, verdict) => signals.heard(id, name, ordinal, verdict),
         signalToken: (name, ordinal) => signalToken(signer, record, name, ordinal),
         ...(signalBaseUrl !== undefined ? { signalUrl: (token: string) => signalBaseUrl + token } : {}),
-        onProgress: async (message, done, total) => {
+        onProgress: (message, done, total) => {
           const text = done === undefined ? message : `${message} (${done}${total === undefined ? "" : `/${total}`})`;
-          const saved = holding(await persisting(() => update(id, (r) => (owned(r, run) ? { ...r, message: text, lease: lease(run) } : false), true)));
-          if (!saved.written) halt(saved.record?.cancel === true ? "cancelled" : "lost");
-          if (stop) throw stop;
+          return persistOwned((r) => ({ ...r, message: text, lease: lease(run) }), true);
         },
         beforeStep: async () => {
           if (stop) throw stop;
@@ -207,9 +209,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
           // long synchronous step, a paused process, a slow store) and a successor may already
           // hold the task. Renew — conditionally on still holding it — before starting a step.
           if (held - time.now() >= leaseMs / 4) return;
-          const renewed = holding(await persisting(() => update(id, (r) => (owned(r, run) ? { ...r, lease: lease(run) } : false))));
-          if (!renewed.written) halt(renewed.record?.cancel === true ? "cancelled" : "lost");
-          if (stop) throw stop;
+          await persistOwned((r) => ({ ...r, lease: lease(run) }), false);
         },
       },
       resume?.suspended,
