@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, createSignalHandler, progress, type Runtime, step, type Store, tool, waitForSignal } from "mcp-yield";
@@ -178,6 +179,36 @@ describe("the webhook route (createSignalHandler)", () => {
     expect(await ok.json()).toEqual({ status: "delivered" });
     await settled(runtime, taskId);
     expect((await post(url, JSON.stringify({ approved: true }))).status).toBe(410);
+  });
+});
+
+describe("the webhook route under hostile input (property)", () => {
+  it("any token (mutated, truncated, random) and any body gets a 4xx or the one 200; the task takes one value, once", async () => {
+    const store = createMemoryStore();
+    const { runtime, errors } = instance(store);
+    runtime.define([approval]);
+    const handler = createSignalHandler(runtime, { maxBodyBytes: 512 });
+    const { taskId, token } = await waiting(runtime, store);
+    const mutated = fc.tuple(fc.nat({ max: token.length - 1 }), fc.constantFrom(..."AZaz09-_.~%")).map(([at, c]) => token.slice(0, at) + c + token.slice(at + 1));
+    const tokens = fc.oneof(mutated, fc.nat({ max: token.length }).map((n) => token.slice(0, n)), fc.string({ maxLength: 80 }), fc.constant(`${token}.x`));
+    const bodies = fc.oneof(fc.json({ maxDepth: 3 }), fc.string({ maxLength: 600 }), fc.constant(JSON.stringify({ approved: "no" })));
+    const statuses = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(tokens, bodies, async (t, body) => {
+        fc.pre(t !== token); // a mutation that changed nothing is the real token
+        const response = await handler(new Request(`${BASE}${encodeURIComponent(t)}`, { method: "POST", body }));
+        statuses.add(response.status);
+        // Only the real token with a valid body may deliver, and nothing here is one.
+        expect([400, 404, 409, 410, 413]).toContain(response.status);
+      }),
+      { numRuns: 300 },
+    );
+    expect((await get(runtime, taskId)).status).toBe("working"); // still waiting: nothing got through
+    const ok = await handler(new Request(`${BASE}${token}`, { method: "POST", body: JSON.stringify({ approved: true }) }));
+    expect(ok.status).toBe(200);
+    expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("approved");
+    expect(errors).toEqual([]);
+    expect(statuses.has(404)).toBe(true);
   });
 });
 
