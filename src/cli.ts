@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // `npx mcp-yield <command>`: tools for people running mcp-yield servers.
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { createStateCodec, encodeBase64url, parseKeyRing, randomBytes, StateError } from "./state/index.js";
 import { formatStateReport, inspectState } from "./journal/inspect.js";
 
@@ -7,15 +9,20 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 const usage = `Usage:
   mcp-yield keygen [id]              print a new key ring entry, id:secret (32 random bytes), for MCP_YIELD_KEYS
-                                     (default id: k<yyyymmdd>; give each key its own id so rotation can tell them apart)
+                                     (default id: k<yyyymmdd>-<6 random characters>, unique even for two keys made
+                                     the same day; give each key its own id so rotation can tell them apart)
   mcp-yield inspect <token|-> [--json]
                                      open a requestState with the key ring in MCP_YIELD_KEYS and show what it holds:
                                      claims, binding, round, call id, the journal record by record, outstanding asks
                                      ("-" reads the token from stdin; --json prints it for machines). Integrity is
                                      checked: a token from another key ring, or altered, is refused. No secret is printed.`;
 
-/** A new key ring entry `id:secret`, the format `parseKeyRing` and MCP_YIELD_KEYS take. */
-export function keygen(id = `k${new Date().toISOString().slice(0, 10).replaceAll("-", "")}`): string {
+/**
+ * A new key ring entry `id:secret`, the format `parseKeyRing` and MCP_YIELD_KEYS take. The
+ * default id is the day plus random characters: two keys made the same day must not share an id
+ * (a token would then be checked with the wrong secret: `bad_signature`).
+ */
+export function keygen(id = `k${new Date().toISOString().slice(0, 10).replaceAll("-", "")}-${encodeBase64url(randomBytes(6)).slice(0, 6)}`): string {
   if (!KEY_ID.test(id)) throw new TypeError(`key id must be 1-32 characters of [A-Za-z0-9_-], got ${JSON.stringify(id)}`);
   return `${id}:${encodeBase64url(randomBytes(32))}`;
 }
@@ -78,7 +85,21 @@ export async function main(argv: readonly string[], out: (line: string) => void,
   }
 }
 
-// Run when executed (not when imported by tests).
-if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+/**
+ * Whether this module is the script node was started with — through npm's bin symlink
+ * (`npx mcp-yield`, `node_modules/.bin/mcp-yield`) as well as by its own path: both sides resolved
+ * to real paths. Not when imported (tests).
+ */
+function invokedDirectly(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
   process.exitCode = await main(process.argv.slice(2), (l) => console.log(l), (l) => console.error(l));
 }

@@ -13,7 +13,10 @@ describe("npx mcp-yield keygen", () => {
     const codec = createStateCodec({ keys: parseKeyRing(lines[0]!) });
     const binding = { method: "tools/call", target: "t" } as const;
     expect(codec.open(codec.seal({ binding, data: 1 }), binding).data).toBe(1);
-    expect(keygen()).toMatch(/^k\d{8}:[A-Za-z0-9_-]{43}$/);
+    expect(keygen()).toMatch(/^k\d{8}-[A-Za-z0-9_-]{6}:[A-Za-z0-9_-]{43}$/);
+    // Two keys made the same day get different ids (a shared id would check tokens with the wrong secret).
+    const ids = new Set(Array.from({ length: 50 }, () => keygen().split(":")[0]));
+    expect(ids.size).toBe(50);
     expect(keygen("a")).not.toBe(keygen("a"));
   });
 

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createRuntime, elicit, parseKeyRing, tool as defineTool } from "mcp-yield";
 
 // The package as a user gets it: `npm pack` (prepack builds), installed into a fresh strict
 // TypeScript project that has another zod 4.x than ours, no @modelcontextprotocol/client, and
@@ -120,6 +122,22 @@ describe("the packed package in a fresh strict TypeScript project", () => {
       const out = await run(process.execPath, [tsc(), "-p", project, "--noEmit"], { cwd: dir }).then(() => "", (e: { stdout: string }) => e.stdout);
       expect(out, project).toBe("");
     }
+  }, 120_000);
+
+  it("the CLI works as installed: npx mcp-yield keygen and inspect, through npm's bin symlink", async () => {
+    const npx = (args: string[], env: Record<string, string> = {}) => run("npx", ["--no-install", "mcp-yield", ...args], { cwd: dir, env: { ...process.env, ...env }, timeout: 60_000 });
+    const { stdout: ring } = await npx(["keygen"]);
+    expect(ring.trim()).toMatch(/^k\d{8}-[A-Za-z0-9_-]{6}:[A-Za-z0-9_-]{43}$/);
+    const { stdout: again } = await npx(["keygen"]);
+    expect(again.split(":")[0]).not.toBe(ring.split(":")[0]); // two keys the same day: two ids
+    // A real round's state, made with that key ring, opened by the installed CLI.
+    const ask = defineTool({ name: "ask", description: "", input: z.object({}), async *run() {
+      return (yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" })).action;
+    } });
+    const runtime = createRuntime({ state: { keys: parseKeyRing(ring.trim()) } });
+    const first = (await runtime.callTool(ask, { name: "ask", arguments: {} }, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
+    const { stdout: report } = await npx(["inspect", first.requestState, "--json"], { MCP_YIELD_KEYS: ring.trim() });
+    expect(JSON.parse(report)).toMatchObject({ binding: { target: "ask" }, round: 1, expired: false });
   }, 120_000);
 
   it("runs: ESM, CommonJS (require of the ESM package) and through the SDK", async () => {
