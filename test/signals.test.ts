@@ -213,14 +213,21 @@ describe("the webhook route under hostile input (property)", () => {
 });
 
 describe.skipIf(!redisAvailable)("signals across instances on Redis", () => {
-  it("a signal sent to instance B reaches a task started on A, after A died mid-wait", async () => {
-    const a = killable(await createRedisStore({ url: REDIS_URL, prefix }));
+  /** Instances A (whose store `a.kill()` silences: a process gone) and B, on their own connections to one Redis, both able to run the approval tool. */
+  async function twoInstances() {
+    const aStore = await createRedisStore({ url: REDIS_URL, prefix });
     const bStore = await createRedisStore({ url: REDIS_URL, prefix });
-    open.push(bStore);
+    open.push(aStore, bStore);
+    const a = killable(aStore);
     const A = instance(a.store);
     const B = instance(bStore);
     A.runtime.define([approval]);
     B.runtime.define([approval]);
+    return { a, A, B };
+  }
+
+  it("a signal sent to instance B reaches a task started on A, after A died mid-wait", async () => {
+    const { a, A, B } = await twoInstances();
     const { taskId, token } = await waiting(A.runtime, a.store);
     a.kill();
     expect(await B.runtime.signal(token, { approved: true })).toEqual({ status: "delivered" });
@@ -228,13 +235,7 @@ describe.skipIf(!redisAvailable)("signals across instances on Redis", () => {
   });
 
   it("a wait's timeout fires on another instance when the one that parked it is gone; its token is refused after", async () => {
-    const a = killable(await createRedisStore({ url: REDIS_URL, prefix }));
-    const bStore = await createRedisStore({ url: REDIS_URL, prefix });
-    open.push(bStore);
-    const A = instance(a.store);
-    const B = instance(bStore);
-    A.runtime.define([approval]);
-    B.runtime.define([approval]); // B's sweeper finds the task due at its deadline
+    const { a, A, B } = await twoInstances(); // B's sweeper finds the task due at its deadline
     const { taskId, token } = await waiting(A.runtime, a.store, { timeoutMs: 300 });
     a.kill();
     expect((await settled(B.runtime, taskId)).result!.content[0]!.text).toBe("timed out");
