@@ -8,7 +8,7 @@ import type { ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import type { Suspended } from "../replay/round.js";
 import { createTaskEngine } from "../tasks/engine.js";
-import type { TaskEngine } from "../tasks/types.js";
+import { DEFAULT_TASK_TTL_MS, type TaskEngine } from "../tasks/types.js";
 import { integerOption } from "../util/options.js";
 import {
   type CallToolResult,
@@ -105,7 +105,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     store,
     time: shared,
     limit: integerOption("maxStoreBytesPerPrincipal", options.maxStoreBytesPerPrincipal, 16 * 1024 * 1024, 0),
-    windowMs: Math.max(integerOption("tasks.ttlMs", options.tasks?.ttlMs, 60 * 60 * 1000), codec.ttlSeconds * 1000),
+    windowMs: Math.max(integerOption("tasks.ttlMs", options.tasks?.ttlMs, DEFAULT_TASK_TTL_MS), codec.ttlSeconds * 1000),
   });
   const signalBaseUrl = options.signals?.baseUrl;
   if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl))) throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);

@@ -36,7 +36,9 @@ export interface MemoryStoreOptions {
  * `done` with the response in `r`) without its response. Anything else stays as it is.
  */
 export function dropKeptResponse(key: string, value: string): string | undefined {
-  if (!key.startsWith("redeem:") || !value.startsWith('{"d":')) return undefined;
+  // A cheap look first (the runtime writes {d, s, r} in that order): a full store asks this of
+  // every entry, and pending, shrunk or foreign values must not be parsed each time.
+  if (!key.startsWith("redeem:") || !value.startsWith('{"d":') || !value.includes('"s":"done","r":')) return undefined;
   let record: unknown;
   try {
     record = JSON.parse(value);

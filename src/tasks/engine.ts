@@ -23,7 +23,7 @@ import { LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome } from "../replay/round.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
 import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
-import type { Deps, Parked, TaskEngine } from "./types.js";
+import { type Deps, DEFAULT_TASK_TTL_MS, type Parked, type TaskEngine } from "./types.js";
 import { createTaskRecords, keyOf, LEASES } from "./record-store.js";
 import { createSignalDelivery, parkedOnSignal, signalFor, signalToken, withJournal } from "./signals.js";
 
@@ -49,7 +49,7 @@ const positive = (name: string, value: number | undefined, fallback: number) => 
  * `ctx.idempotencyKey`).
  */
 export function createTaskEngine({ store, options, report, clock, time, bytes, signer, signalBaseUrl }: Deps): TaskEngine {
-  const ttlMs = positive("ttlMs", options.ttlMs, 60 * 60 * 1000);
+  const ttlMs = positive("ttlMs", options.ttlMs, DEFAULT_TASK_TTL_MS);
   const pollMs = positive("pollIntervalMs", options.pollIntervalMs, 500);
   const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
   const sweepMs = positive("sweepMs", options.sweepMs, Math.max(1, Math.floor(leaseMs / 2)));

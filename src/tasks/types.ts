@@ -9,6 +9,9 @@ import type { TextSigner } from "./signals.js";
 
 // The task engine's vocabulary: its options, what starting a task takes, and what it offers.
 
+/** How long a task is kept when `tasks.ttlMs` does not say: 1 hour. */
+export const DEFAULT_TASK_TTL_MS = 60 * 60 * 1000;
+
 /** Task timing: lifetime, suggested poll interval, lease, sweep and cancel grace. */
 export interface TaskOptions {
   /** How long a task and its outcome are kept, from its creation (its `ttlMs`). Default 1 hour. */
