@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { createMemoryStore, createRuntime, createSignalHandler, formatRoundTrace, parseKeyRing, type RoundTrace, type Runtime, type StateKey, type Store, type TaskOptions } from "mcp-yield";
+import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import { register } from "mcp-yield/server";
 import { bookFlight } from "./tools/book-flight.js";
@@ -15,11 +16,22 @@ import { workspaceSummary } from "./tools/workspace-summary.js";
 
 export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, generateReport, ...conformanceFixtures, ...taskFixtures, ...durableFixtures];
 
-/** Redis when `MCP_YIELD_REDIS_URL` is set (several instances share tasks), memory otherwise. */
+/**
+ * PostgreSQL when `MCP_YIELD_POSTGRES_URL` is set (schema `MCP_YIELD_POSTGRES_SCHEMA`, default
+ * public), Redis when `MCP_YIELD_REDIS_URL` is (prefix `MCP_YIELD_REDIS_PREFIX`): several
+ * instances then share tasks and redeemed states. Memory otherwise (one instance).
+ */
 export async function storeFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<{ store: Store; kind: string }> {
-  const url = env.MCP_YIELD_REDIS_URL;
-  if (url === undefined || url.trim() === "") return { store: createMemoryStore(), kind: "memory" };
-  return { store: await createRedisStore({ url, prefix: env.MCP_YIELD_REDIS_PREFIX ?? "mcp-yield:" }), kind: "redis" };
+  const given = (name: string) => (env[name]?.trim() ? env[name]!.trim() : undefined);
+  const postgres = given("MCP_YIELD_POSTGRES_URL");
+  const redis = given("MCP_YIELD_REDIS_URL");
+  if (postgres !== undefined && redis !== undefined) throw new TypeError("set one of MCP_YIELD_POSTGRES_URL and MCP_YIELD_REDIS_URL, not both: instances must share one store");
+  if (postgres !== undefined) {
+    const schema = given("MCP_YIELD_POSTGRES_SCHEMA");
+    return { store: await createPostgresStore({ connectionString: postgres, ...(schema !== undefined ? { schema } : {}) }), kind: "postgres" };
+  }
+  if (redis !== undefined) return { store: await createRedisStore({ url: redis, prefix: env.MCP_YIELD_REDIS_PREFIX ?? "mcp-yield:" }), kind: "redis" };
+  return { store: createMemoryStore(), kind: "memory" };
 }
 
 /** The key ring from `MCP_YIELD_KEYS`, or one ephemeral key (with `ephemeral: true`). */

@@ -1,12 +1,14 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createMemoryStore, createRuntime, type Runtime, type Store } from "mcp-yield";
+import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import { drive, SHAPES, type Shape, type StepRuns } from "./support/fault-shapes.js";
 import { type FaultKind, faultyStore } from "./support/faulty-store.js";
+import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema } from "./support/postgres.js";
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
 
 // The fault-injection suite: for every tool shape, fail the k-th store operation of a call for
-// every k in turn — refused at once, timed out on the client and landing later, or stalled past
+// every k in turn, on memory, Redis and PostgreSQL — refused at once, timed out on the client and landing later, or stalled past
 // the task lease and then done — and check after each run that no step body ran twice under one
 // key, that the client reached the fault-free run's result (retrying only as the errors say),
 // and that nothing was left stuck. The one documented exception: a task whose run stalled past
@@ -23,12 +25,16 @@ const prefix = testPrefix("faults");
 const stores: Array<[string, () => Promise<Store>]> = [["memory", async () => createMemoryStore()]];
 let next = 0;
 if (redisAvailable) stores.push(["redis", () => createRedisStore({ url: REDIS_URL, prefix: `${prefix}${next++}:` })]);
+// Each run in tables of its own (as each Redis run has its own prefix): no sweeper sees another run's tasks.
+const schema = testSchema("faults");
+if (postgresAvailable) stores.push(["postgres", () => createPostgresStore({ connectionString: POSTGRES_URL, schema, tablePrefix: `r${next++}_`, maxConnections: 4 })]);
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 afterAll(async () => {
   if (redisAvailable) await dropPrefix(prefix);
+  if (postgresAvailable) await dropSchema(schema);
 });
 
 /** Counts of every run of this suite, for the README's reliability section. */
@@ -62,6 +68,9 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
   await store.settled();
   await runtime.idle();
   await standby.idle();
+  // Closed run by run (not at the test's end): hundreds of runs would otherwise hold hundreds of
+  // connections (PostgreSQL allows 100).
+  for (const o of open.splice(open.length - 3).reverse()) await o.close();
   return { result, runs: log, operations, failed: [...store.failed], stalledAt: store.stalledAt };
 }
 

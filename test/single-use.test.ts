@@ -1,9 +1,9 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, elicit, type Runtime, type Store, step, tool } from "mcp-yield";
-import { createRedisStore } from "mcp-yield/redis";
 import { accept, simulate } from "mcp-yield/testing";
-import { dropPrefix, REDIS_URL, redisAvailable, startPrivateRedis, testPrefix } from "./support/redis.js";
+import { sharedStores } from "./support/stores.js";
+import { startTcpProxy } from "./support/tcp-proxy.js";
 
 // Issue 11: with a store, a requestState is redeemed once; a repeated round is answered from
 // the store without running anything; a journal too large for a token is spilled.
@@ -11,13 +11,13 @@ import { dropPrefix, REDIS_URL, redisAvailable, startPrivateRedis, testPrefix } 
 const keys = [{ id: "s", secret: new Uint8Array(32).fill(12) }];
 const info = { clientCapabilities: { elicitation: {} } };
 const Ok = z.object({ ok: z.boolean() });
-const prefix = testPrefix("single-use");
+const kinds = sharedStores("single-use");
 const cleanup: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c.close();
 });
 afterAll(async () => {
-  if (redisAvailable) await dropPrefix(prefix);
+  for (const kind of kinds) await kind.drop();
 });
 
 /** A booking tool that counts how often each step really runs. */
@@ -38,8 +38,7 @@ function counted() {
   return { def, runs };
 }
 
-const stores: Array<[string, () => Promise<Store>]> = [["memory", async () => createMemoryStore()]];
-if (redisAvailable) stores.push(["redis", () => createRedisStore({ url: REDIS_URL, prefix })]);
+const stores: Array<[string, () => Promise<Store>]> = [["memory", async () => createMemoryStore()], ...kinds.map((k) => [k.name, () => k.make()] as [string, () => Promise<Store>])];
 
 async function runtimeOn(store: Store, extra: Partial<Parameters<typeof createRuntime>[0]> = {}): Promise<Runtime> {
   const runtime = createRuntime({ state: { keys }, store, onError: () => {}, ...extra });
@@ -144,10 +143,10 @@ describe("expiry", () => {
   });
 });
 
-describe.skipIf(!redisAvailable)("three instances sharing Redis", () => {
+describe.each(kinds)("three instances sharing $name", (kind) => {
   it("repeated and concurrent duplicates of every round, each to a random instance: each step runs once, every duplicate gets the same response", async () => {
     const instances = await Promise.all(Array.from({ length: 3 }, async () => {
-      const store = await createRedisStore({ url: REDIS_URL, prefix });
+      const store = await kind.make();
       cleanup.push(store);
       return runtimeOn(store, { liveCalls: 0 });
     }));
@@ -163,11 +162,12 @@ describe.skipIf(!redisAvailable)("three instances sharing Redis", () => {
     expect(runs).toEqual({ quote: 5, charge: 5 });
   });
 
-  it("Redis stopped mid-run: clear store_unavailable errors within the time limit, and nothing runs twice once it is back", async () => {
-    const redis = await startPrivateRedis({ durable: true });
-    const store = await createRedisStore({ url: redis.url, timeoutMs: 300 });
+  it("the store gone mid-run: clear store_unavailable errors within the time limit, and nothing runs twice once it is back", async () => {
+    // The server keeps running behind a proxy the test cuts and restores: what was written stays.
+    const proxy = await startTcpProxy(kind.port);
+    const store = await kind.make({ port: proxy.port, timeoutMs: 300 });
     const runtime = createRuntime({ state: { keys }, store, onError: () => {} });
-    cleanup.push(runtime, store, { close: () => redis.stop() });
+    cleanup.push(proxy, runtime, store);
     let charges = 0;
     let crashDuringCharge = false;
     const def = tool({ name: "pay", description: "", input: z.object({}), *run(_i, ctx) {
@@ -175,7 +175,7 @@ describe.skipIf(!redisAvailable)("three instances sharing Redis", () => {
       if (ok.action !== "accept") return "cancelled";
       return yield* step("charge", async () => {
         charges++;
-        if (crashDuringCharge) await redis.stop(); // the store dies while the round runs
+        if (crashDuringCharge) proxy.cut(); // the store dies while the round runs
         return `charged R-${ctx.idempotencyKey("charge").slice(5, 13)}`;
       });
     } });
@@ -184,14 +184,14 @@ describe.skipIf(!redisAvailable)("three instances sharing Redis", () => {
 
     // Down before the round: a clear error within the limit, and nothing ran.
     const first = finalOf((await start()).requestState);
-    await redis.stop();
+    proxy.cut();
     const started = Date.now();
     await expect(runtime.callTool(def, first, info)).rejects.toMatchObject({ code: -32603, data: { reason: "store_unavailable" } });
     expect(Date.now() - started).toBeLessThan(1500);
     expect(charges).toBe(0);
 
     // Back: the round runs once.
-    await redis.restart();
+    proxy.restore();
     await waitForStore(store);
     const done = await runtime.callTool(def, first, info);
     expect(charges).toBe(1);
@@ -206,7 +206,7 @@ describe.skipIf(!redisAvailable)("three instances sharing Redis", () => {
     await expect(runtime.callTool(def, second, info)).rejects.toMatchObject({ data: { reason: "store_unavailable" } });
     // Back with what it had (durable): the runtime's retry kept the response, so repeats of
     // both rounds get their responses and nothing is charged again.
-    await redis.restart();
+    proxy.restore();
     await waitForStore(store);
     // No sleep for the runtime's retry to land: a repeat finds the round's claim still held and
     // waits for the response it keeps trying to store.

@@ -1,88 +1,13 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { createMemoryStore, type Store, StoreError } from "mcp-yield";
+import { createMemoryStore, StoreError } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { dropPrefix, REDIS_URL, redisAvailable, startPrivateRedis, testPrefix } from "./support/redis.js";
 
-// One contract, two stores: what the runtime relies on holds for memory and for a real Redis.
+// The contract every store keeps lives in store-contract.test.ts; here, what is one store's own.
 
 const prefix = testPrefix("store");
-// The memory store runs on an injected clock that `elapse` moves; Redis keeps time on the
-// server, so there `elapse` waits for real (a wait only ever runs longer under load).
-let memoryNow = 1_800_000_000_000;
-const stores: Array<[string, () => Promise<Store>, (ms: number) => Promise<void>]> = [
-  [
-    "memory",
-    async () => createMemoryStore({ clock: () => memoryNow }),
-    async (ms) => {
-      memoryNow += ms;
-    },
-  ],
-];
-if (redisAvailable) stores.push(["redis", () => createRedisStore({ url: REDIS_URL, prefix }), (ms) => new Promise((r) => setTimeout(r, ms))]);
 afterAll(async () => {
   if (redisAvailable) await dropPrefix(prefix);
-});
-
-describe.each(stores)("%s store", (_name, make, elapse) => {
-  it("get, add (only if absent), set, delete", async () => {
-    const store = await make();
-    expect(await store.get("a")).toBeUndefined();
-    expect(await store.add("a", "1", 10_000)).toBe(true);
-    expect(await store.add("a", "2", 10_000)).toBe(false);
-    expect(await store.get("a")).toBe("1");
-    await store.set("a", "3", 10_000);
-    expect(await store.get("a")).toBe("3");
-    await store.delete("a");
-    expect(await store.get("a")).toBeUndefined();
-    await store.close();
-  });
-
-  it("swap replaces only the exact expected value, and concurrent swaps from one value let exactly one win", async () => {
-    const store = await make();
-    await store.set("s", "v0", 10_000);
-    expect(await store.swap("s", "nope", "x", 10_000)).toBe(false);
-    expect(await store.swap("missing", "v0", "x", 10_000)).toBe(false);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.swap("s", "v0", `w${i}`, 10_000)));
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await store.get("s")).toBe(`w${results.indexOf(true)}`);
-    await store.close();
-  });
-
-  it("values expire after their time to live", async () => {
-    const store = await make();
-    await store.set("t", "x", 50);
-    expect(await store.add("u", "y", 50)).toBe(true);
-    await elapse(120);
-    expect(await store.get("t")).toBeUndefined();
-    expect(await store.add("u", "z", 10_000)).toBe(true); // expired: absent again
-    await store.close();
-  });
-
-  it("incr adds atomically (concurrent additions all count), and a counter it creates expires after its time to live", async () => {
-    const store = await make();
-    expect(await store.incr("n", 5, 80)).toBe(5);
-    const sums = await Promise.all(Array.from({ length: 20 }, () => store.incr("n", 1, 80)));
-    expect(new Set(sums).size).toBe(20);
-    expect(Math.max(...sums)).toBe(25);
-    expect(await store.incr("n", -25, 80)).toBe(0);
-    expect(await store.get("n")).toBe("0");
-    await elapse(150); // later additions kept the expiry the first one set
-    expect(await store.get("n")).toBeUndefined();
-    await store.close();
-  });
-
-  it("a due-time index returns members whose time has come, earliest first", async () => {
-    const store = await make();
-    await store.schedule("idx", "late", 300);
-    await store.schedule("idx", "early", 100);
-    await store.schedule("idx", "later", 900);
-    expect(await store.due("idx", 500, 10)).toEqual(["early", "late"]);
-    await store.schedule("idx", "early", 1000); // moved
-    await store.unschedule("idx", "late");
-    expect(await store.due("idx", 500, 10)).toEqual([]);
-    expect(await store.due("idx", 2000, 2)).toEqual(["later", "early"]);
-    await store.close();
-  });
 });
 
 describe.skipIf(!redisAvailable)("redis store clock", () => {

@@ -1,16 +1,24 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { POSTGRES_URL, postgresAvailable, dropSchema, testSchema } from "./support/postgres.js";
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
 import { runTaskScenario } from "./stress/task-scenario.js";
 
-// Scaled down for CI; `npm run stress` runs 300 task calls.
+// Three example-server processes (`npm start`) sharing one store, one SIGKILLed mid-run: on
+// Redis and on PostgreSQL. Scaled down for CI; `npm run stress` runs 300 task calls.
 const prefix = testPrefix("cluster");
+const schema = testSchema("cluster");
 afterAll(async () => {
   if (redisAvailable) await dropPrefix(prefix);
+  if (postgresAvailable) await dropSchema(schema);
 });
 
-describe.skipIf(!redisAvailable)("three instances on Redis, one killed mid-run", () => {
+const kinds: Array<[string, Record<string, string>]> = [];
+if (redisAvailable) kinds.push(["Redis", { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }]);
+if (postgresAvailable) kinds.push(["PostgreSQL", { MCP_YIELD_POSTGRES_URL: POSTGRES_URL, MCP_YIELD_POSTGRES_SCHEMA: schema }]);
+
+describe.each(kinds)("three instances on %s, one killed mid-run", (_name, storeEnv) => {
   it("every task call completes once with the right result; none stuck; every instance agrees on every result", async () => {
-    const report = await runTaskScenario({ instances: 3, calls: 30, thinkMs: [50, 400], redisUrl: REDIS_URL, prefix, leaseMs: 2000 });
+    const report = await runTaskScenario({ instances: 3, calls: 30, thinkMs: [50, 400], storeEnv, leaseMs: 2000 });
     expect(report.errors).toEqual([]);
     expect(report.wrong).toEqual([]);
     expect(report.stuck).toBe(0);

@@ -147,6 +147,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       remove(key);
     },
     async incr(key, delta, ttlMs) {
+      if (!Number.isSafeInteger(delta)) throw new TypeError(`incr: delta must be a safe integer, got ${delta}`);
       const entry = live(key);
       const sum = (entry === undefined ? 0 : Number(entry.value)) + delta;
       write(key, String(sum), entry === undefined ? ttlMs : entry.expiresAt - clock());
@@ -164,6 +165,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       const members = indexes.get(index);
       if (members === undefined) return [];
       return [...members].filter(([, at]) => at <= nowMs).sort((a, b) => a[1] - b[1]).slice(0, limit).map(([m]) => m);
+    },
+    async members(index, offset, limit) {
+      const members = indexes.get(index);
+      if (members === undefined) return [];
+      return [...members]
+        .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+        .slice(offset, offset + limit)
+        .map(([member, at]) => ({ member, at }));
     },
     async close() {
       entries.clear();

@@ -1,5 +1,6 @@
 import { createClient } from "redis";
 import { integerOption } from "../util/options.js";
+import { bounded, redact } from "./bounded.js";
 import { type Store, StoreError } from "./store.js";
 
 /** The part of a node-redis client the store uses (any node-redis ≥ 4 has it). */
@@ -54,14 +55,14 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     });
     // node-redis emits "error" on every failed reconnect; unheard, it would crash the process.
     owned.on("error", () => {});
-    await bounded(owned.connect(), timeoutMs, `connecting to ${redact(options.url!)}`).catch(async (error: unknown) => {
+    await bounded(owned.connect(), timeoutMs, "Redis", `connecting to ${redact(options.url!)}`).catch(async (error: unknown) => {
       await owned?.destroy();
       throw error;
     });
     client = owned as unknown as RedisCommandClient;
   }
 
-  const run = (args: string[]) => bounded(client.sendCommand(args), timeoutMs, args[0]!);
+  const run = (args: string[]) => bounded(client.sendCommand(args), timeoutMs, "Redis", args[0]!);
   const shas = new Map<string, string>();
   /** Run a Lua script by its digest, loading it first (and again when the server lost its cache: a restart, SCRIPT FLUSH). */
   const script = async (source: string, args: string[]): Promise<unknown> => {
@@ -107,6 +108,16 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       const members = await run(["ZRANGE", prefix + index, "-inf", String(nowMs), "BYSCORE", "LIMIT", "0", String(limit)]);
       return Array.isArray(members) ? members.map(String) : [];
     },
+    async members(index, offset, limit) {
+      if (limit <= 0) return [];
+      const reply = await run(["ZRANGE", prefix + index, String(offset), String(offset + limit - 1), "WITHSCORES"]);
+      if (!Array.isArray(reply)) return [];
+      // RESP2 answers member, score, member, score…; RESP3 answers [member, score] pairs.
+      const flat = reply.flat() as unknown[];
+      const page: Array<{ member: string; at: number }> = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) page.push({ member: String(flat[i]), at: Number(flat[i + 1]) });
+      return page;
+    },
     async time() {
       const reply = await run(["TIME"]);
       if (!Array.isArray(reply) || reply.length !== 2) throw new StoreError("store_unavailable", "Redis answered TIME with something else than [seconds, microseconds]");
@@ -117,24 +128,4 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       else await owned?.destroy();
     },
   };
-}
-
-/** A URL without its password, for messages. */
-function redact(url: string): string {
-  return url.replace(/\/\/([^@/]*)@/, "//***@");
-}
-
-/** `promise`, or a `store_unavailable` error once `ms` have passed or the client failed. */
-function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreError("store_unavailable", `Redis did not answer ${what} within ${ms} ms`)), ms);
-  });
-  return Promise.race([
-    promise.catch((error: unknown) => {
-      if (error instanceof StoreError) throw error;
-      throw new StoreError("store_unavailable", `Redis failed ${what}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-    }),
-    timeout,
-  ]).finally(() => clearTimeout(timer));
 }

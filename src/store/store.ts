@@ -2,8 +2,10 @@
  * The one place for what instances must share: task records, redeemed states (single use),
  * spilled journals and what each principal has stored. Deliberately small — strings under
  * keys, every write with a time to live, and the atomic operations the runtime's transitions
- * need (add if absent, compare-and-swap, increment) — so that an in-memory map and a Redis
- * server implement it the same way.
+ * need (add if absent, compare-and-swap, increment) — so that an in-memory map, a Redis server
+ * and a PostgreSQL database implement it the same way (test/store-contract.test.ts holds each to
+ * it). Keys and values are well-formed text without NUL characters: what the runtime writes is
+ * JSON and base64url.
  */
 export interface Store {
   /** The value under `key`, or `undefined` (absent or expired). */
@@ -25,6 +27,11 @@ export interface Store {
   unschedule(index: string, member: string): Promise<void>;
   /** Up to `limit` members of `index` whose time is `nowMs` or earlier, earliest first. */
   due(index: string, nowMs: number, limit: number): Promise<string[]>;
+  /**
+   * Members of `index` with their times, earliest first (ties by member, bytewise), skipping the
+   * first `offset`: a page of at most `limit`. What listing tasks reads instead of scanning keys.
+   */
+  members(index: string, offset: number, limit: number): Promise<Array<{ member: string; at: number }>>;
   /**
    * The store's own clock, in milliseconds since the epoch, for a store several machines share
    * (Redis: `TIME`). Leases and claims are then measured on it, so that machines whose clocks

@@ -19,6 +19,8 @@ export * as client from "../client/index.js";
 export * as testing from "../testing/index.js";
 /** \`mcp-yield/redis\`: the Redis store. */
 export * as redis from "../redis.js";
+/** \`mcp-yield/postgres\`: the PostgreSQL store. */
+export * as postgres from "../postgres.js";
 /** \`mcp-yield/otel\`: round traces as OpenTelemetry spans. */
 export * as otel from "../otel.js";
 `;

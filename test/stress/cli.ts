@@ -20,7 +20,7 @@ const cluster = await runScenario({ instances: 3, calls, thinkMs: [500, 8000], l
 
 log(`tasks: 3 instances on Redis, ${taskCalls} task calls, one instance killed mid-run...`);
 const prefix = `mcp-yield-stress:${Date.now().toString(36)}:`;
-const tasks = await runTaskScenario({ instances: 3, calls: taskCalls, thinkMs: [100, 2000], redisUrl: REDIS_URL, prefix, log }).finally(() => dropPrefix(prefix));
+const tasks = await runTaskScenario({ instances: 3, calls: taskCalls, thinkMs: [100, 2000], storeEnv: { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }, log }).finally(() => dropPrefix(prefix));
 
 log(`hostile wire: ${hostileRuns} generated cases...`);
 const keys = [{ id: "stress", secret: crypto.getRandomValues(new Uint8Array(32)) }];

@@ -20,19 +20,19 @@ export async function runTaskScenario(options: {
   instances: number;
   calls: number;
   thinkMs: [number, number];
-  redisUrl: string;
-  prefix: string;
+  /** The shared store, as the example server reads it from its environment (MCP_YIELD_REDIS_URL…, MCP_YIELD_POSTGRES_URL…). */
+  storeEnv: Record<string, string>;
   /** The instances' task lease (MCP_YIELD_TASK_LEASE_MS); the default 10 s when absent. */
   leaseMs?: number;
   log?: (line: string) => void;
 }): Promise<TaskScenarioReport> {
   const log = options.log ?? (() => {});
   const started = Date.now();
-  const env = { MCP_YIELD_REDIS_URL: options.redisUrl, MCP_YIELD_REDIS_PREFIX: options.prefix, ...(options.leaseMs ? { MCP_YIELD_TASK_LEASE_MS: String(options.leaseMs) } : {}) };
+  const env = { ...options.storeEnv, ...(options.leaseMs ? { MCP_YIELD_TASK_LEASE_MS: String(options.leaseMs) } : {}) };
   const cluster: Instance[] = await startCluster(options.instances, newKey("t1"), env);
   const story = timeline(log, started);
   const at = (what: string) => story.at(what);
-  at(`${options.instances} instances up, sharing Redis`);
+  at(`${options.instances} instances up, sharing ${options.storeEnv.MCP_YIELD_POSTGRES_URL !== undefined ? "PostgreSQL" : "Redis"}`);
   try {
     const progress = { report: undefined as TaskLoadReport | undefined };
     let chaos: Promise<void> = Promise.resolve();

@@ -1,31 +1,22 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createRuntime, elicit, type Runtime, type Store, StoreError, step, tool } from "mcp-yield";
-import { createRedisStore } from "mcp-yield/redis";
-import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
+import { sharedStores } from "./support/stores.js";
 
-// Tasks shared by several instances through a real Redis: any instance answers any tasks/*
-// request, transitions are atomic, and a task whose instance dies is taken over.
+// Tasks shared by several instances through a real Redis and a real PostgreSQL: any instance
+// answers any tasks/* request, transitions are atomic, and a task whose instance dies is taken over.
 
 const keys = [{ id: "r", secret: new Uint8Array(32).fill(11) }];
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const info = { clientCapabilities: { elicitation: {}, ...TASKS } };
-const prefix = testPrefix("tasks");
+const kinds = sharedStores("tasks");
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 afterAll(async () => {
-  if (redisAvailable) await dropPrefix(prefix);
+  for (const kind of kinds) await kind.drop();
 });
-
-/** An instance: a runtime on its own connection to the shared Redis. */
-async function instance(options: { store?: Store; tasks?: Parameters<typeof createRuntime>[0]["tasks"] } = {}): Promise<Runtime> {
-  const store = options.store ?? (await createRedisStore({ url: REDIS_URL, prefix }));
-  const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { leaseMs: 600, sweepMs: 100, ...options.tasks } });
-  open.push(store, runtime);
-  return runtime;
-}
 
 async function settled(runtime: Runtime, taskId: string, want: (s: string) => boolean = (s) => ["completed", "failed", "cancelled"].includes(s)): Promise<Record<string, unknown>> {
   for (let i = 0; i < 300; i++) {
@@ -37,7 +28,15 @@ async function settled(runtime: Runtime, taskId: string, want: (s: string) => bo
 }
 const textOf = (t: Record<string, unknown>) => (t.result as { content: Array<{ text: string }> }).content[0]!.text;
 
-describe.skipIf(!redisAvailable)("tasks across instances on Redis", () => {
+describe.each(kinds)("tasks across instances on $name", (kind) => {
+  /** An instance: a runtime on its own connection to the shared store. */
+  async function instance(options: { store?: Store; tasks?: Parameters<typeof createRuntime>[0]["tasks"] } = {}): Promise<Runtime> {
+    const store = options.store ?? (await kind.make());
+    const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { leaseMs: 600, sweepMs: 100, ...options.tasks } });
+    open.push(store, runtime);
+    return runtime;
+  }
+
   it("created on one instance, read and answered on others, completed once", async () => {
     const runs = { before: 0, after: 0 };
     const ask = tool({ name: "ask", description: "", input: z.object({}), task: "required", *run() {
@@ -90,7 +89,7 @@ describe.skipIf(!redisAvailable)("tasks across instances on Redis", () => {
       return `${first}${second}`;
     } });
     // The dying instance: once killed, its store never answers again (no lease renewal, no writes).
-    const real = await createRedisStore({ url: REDIS_URL, prefix });
+    const real = await kind.make();
     let dead = false;
     const dying: Store = new Proxy(real, { get: (t, p) => (typeof t[p as keyof Store] === "function" ? (...args: unknown[]) => (dead ? new Promise(() => {}) : (t[p as keyof Store] as (...a: unknown[]) => unknown)(...args)) : t[p as keyof Store]) });
     const a = await instance({ store: dying });
@@ -127,7 +126,7 @@ describe.skipIf(!redisAvailable)("tasks across instances on Redis", () => {
     const a = await instance({ tasks: { ttlMs: 400 } });
     const { taskId } = (await a.callTool(quick, { name: "quick", arguments: {} }, info)) as { taskId: string };
     expect((await settled(a, taskId)).status).toBe("completed");
-    // Redis expires it on its own clock: wait for that (bounded) rather than assume a sleep is enough.
+    // The store expires it on its own clock: wait for that (bounded) rather than assume a sleep is enough.
     let gone: unknown;
     for (let i = 0; i < 200 && gone === undefined; i++) {
       gone = await a.getTask({ taskId }, info).then(
@@ -139,8 +138,8 @@ describe.skipIf(!redisAvailable)("tasks across instances on Redis", () => {
     expect(gone).toMatchObject({ code: -32602, data: { reason: "unknown_task" } });
   });
 
-  it("Redis unreachable: task requests get a clear -32603 store_unavailable within the time limit", async () => {
-    const store = await createRedisStore({ url: REDIS_URL, prefix, timeoutMs: 200 });
+  it("the store unreachable: task requests get a clear -32603 store_unavailable within the time limit", async () => {
+    const store = await kind.make({ timeoutMs: 200 });
     const frozen: Store = { ...store, get: () => new Promise(() => {}), add: () => new Promise(() => {}) };
     const runtime = createRuntime({ state: { keys }, store: timeoutStore(frozen, 200), onError: () => {} });
     open.push(store, runtime);

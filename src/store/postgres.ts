@@ -1,0 +1,200 @@
+import pg from "pg";
+import { integerOption } from "../util/options.js";
+import { bounded, redact } from "./bounded.js";
+import { type Store, StoreError } from "./store.js";
+
+/** The part of a node-postgres pool (or client) the store uses. */
+export interface PostgresQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
+}
+
+/** Options of `createPostgresStore`. */
+export interface PostgresStoreOptions {
+  /** A node-postgres `Pool` you own (the store never ends it), or… */
+  pool?: PostgresQueryable;
+  /** …a connection string (`postgres://user@host:5432/db`) the store makes a pool for and owns. */
+  connectionString?: string;
+  /** The schema the store's tables live in (created if absent). Default `public`. */
+  schema?: string;
+  /** Prefix of the store's two table names (`<prefix>kv`, `<prefix>due`). Default `mcp_yield_`. */
+  tablePrefix?: string;
+  /**
+   * Time limit of every operation, waiting for a connection included. Past it the operation fails
+   * with `StoreError("store_unavailable")`: a request then gets a clear error, never a hang. On a
+   * pool the store makes, the server also cancels a statement past it. Default 1000 ms.
+   */
+  timeoutMs?: number;
+  /**
+   * Create the schema and tables on first use (default `true`). With `false` they must exist:
+   * create them with the statements `postgresStoreSchema()` returns (a migration of your own).
+   */
+  createTables?: boolean;
+  /** Size of the pool the store makes from `connectionString`. Default 10. */
+  maxConnections?: number;
+  /** How often expired rows are deleted (they are invisible from the moment they expire). Default 60 s. */
+  purgeEveryMs?: number;
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
+// The server's clock in epoch milliseconds: every instance measures expiry on the same clock.
+const NOW = "(floor(extract(epoch from clock_timestamp()) * 1000))::bigint";
+
+function names(options: Pick<PostgresStoreOptions, "schema" | "tablePrefix">) {
+  const schema = options.schema ?? "public";
+  const prefix = options.tablePrefix ?? "mcp_yield_";
+  if (!NAME.test(schema)) throw new TypeError(`createPostgresStore: schema must be a plain identifier ([A-Za-z_][A-Za-z0-9_]*, ≤ 41 characters), got ${JSON.stringify(schema)}`);
+  if (!NAME.test(prefix + "x")) throw new TypeError(`createPostgresStore: tablePrefix must be plain identifier characters, got ${JSON.stringify(prefix)}`);
+  return { schema, kv: `"${schema}"."${prefix}kv"`, due: `"${schema}"."${prefix}due"`, prefix };
+}
+
+/**
+ * The statements that create the store's schema and tables (idempotent): for a migration tool,
+ * when the store runs with `createTables: false`.
+ */
+export function postgresStoreSchema(options: Pick<PostgresStoreOptions, "schema" | "tablePrefix"> = {}): string[] {
+  const { schema, kv, due, prefix } = names(options);
+  return [
+    `CREATE SCHEMA IF NOT EXISTS "${schema}"`,
+    // Values and their expiry (server clock, epoch ms). An expired row is absent to every read and
+    // replaced by a write; the store deletes such rows now and then.
+    `CREATE TABLE IF NOT EXISTS ${kv} (key text COLLATE "C" PRIMARY KEY, value text NOT NULL, expires_at bigint NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS "${prefix}kv_expires" ON ${kv} (expires_at)`,
+    // Due-time indexes (the sweeper's leases and wake times, task lists): a member per index.
+    `CREATE TABLE IF NOT EXISTS ${due} (idx text COLLATE "C" NOT NULL, member text COLLATE "C" NOT NULL, at double precision NOT NULL, PRIMARY KEY (idx, member))`,
+    `CREATE INDEX IF NOT EXISTS "${prefix}due_at" ON ${due} (idx, at, member)`,
+  ];
+}
+
+/**
+ * A store on PostgreSQL, shared by every instance pointed at it: two tables, each operation one
+ * statement (compare-and-swap is an `UPDATE … WHERE value = expected`, atomic under the row lock;
+ * add-if-absent and increment are `INSERT … ON CONFLICT`), expiry on the server's clock. An
+ * unreachable, closed or slow server fails the operation within `timeoutMs` with
+ * `StoreError("store_unavailable")`.
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const timeoutMs = integerOption("timeoutMs", options.timeoutMs, 1000);
+  const purgeEveryMs = integerOption("purgeEveryMs", options.purgeEveryMs, 60_000);
+  const { kv, due } = names(options);
+  if ((options.pool === undefined) === (options.connectionString === undefined)) throw new TypeError("createPostgresStore: give exactly one of pool or connectionString");
+  let owned: pg.Pool | undefined;
+  let pool: PostgresQueryable;
+  if (options.pool !== undefined) {
+    pool = options.pool;
+  } else {
+    owned = new pg.Pool({
+      connectionString: options.connectionString!,
+      max: integerOption("maxConnections", options.maxConnections, 10),
+      connectionTimeoutMillis: timeoutMs,
+      // The server gives up on a statement past the limit too, so a write the caller was told
+      // failed does not land much later.
+      statement_timeout: timeoutMs,
+      idle_in_transaction_session_timeout: timeoutMs * 10,
+    });
+    // A pooled connection the server closes emits "error" on the pool; unheard, it would crash the process.
+    owned.on("error", () => {});
+    pool = owned as unknown as PostgresQueryable;
+  }
+  const where = options.connectionString !== undefined ? ` at ${redact(options.connectionString)}` : "";
+  const query = (what: string, text: string, values: unknown[]) => bounded(pool.query(text, values), timeoutMs, `PostgreSQL${where}`, what);
+
+  try {
+    if (options.createTables !== false) {
+      // One instance creates the tables while others wait (CREATE … IF NOT EXISTS alone can race).
+      const statements = postgresStoreSchema(options);
+      await query("creating the store's tables", `DO $$ BEGIN PERFORM pg_advisory_xact_lock(hashtext('mcp-yield-store-schema')); ${statements.map((s) => `EXECUTE ${quote(s)};`).join(" ")} END $$`, []);
+    } else {
+      await query("checking the store's tables", `SELECT 1 FROM ${kv}, ${due} LIMIT 1`, []);
+    }
+  } catch (error) {
+    await owned?.end().catch(() => {});
+    throw error;
+  }
+
+  const ms = (ttlMs: number) => integerOption("ttlMs", Math.ceil(ttlMs), 1);
+  // PostgreSQL text cannot hold NUL; refused clearly rather than failing as "unavailable".
+  const text = (what: string, value: string) => {
+    if (value.includes("\u0000")) throw new TypeError(`the PostgreSQL store cannot keep a ${what} with a NUL character`);
+    return value;
+  };
+  let purging: Promise<unknown> | undefined;
+  const purge = setInterval(() => {
+    purging ??= query("deleting expired rows", `DELETE FROM ${kv} WHERE key IN (SELECT key FROM ${kv} WHERE expires_at <= ${NOW} LIMIT 5000 FOR UPDATE SKIP LOCKED)`, [])
+      .catch(() => {})
+      .finally(() => (purging = undefined));
+  }, purgeEveryMs);
+  purge.unref?.();
+
+  return {
+    async get(key) {
+      const { rows } = await query("get", `SELECT value FROM ${kv} WHERE key = $1 AND expires_at > ${NOW}`, [key]);
+      return rows.length > 0 ? String(rows[0]!.value) : undefined;
+    },
+    async add(key, value, ttlMs) {
+      // Absent or expired: written. The conflict branch updates only an expired row.
+      const { rowCount } = await query(
+        "add",
+        `INSERT INTO ${kv} AS t (key, value, expires_at) VALUES ($1, $2, ${NOW} + $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at WHERE t.expires_at <= ${NOW}`,
+        [text("key", key), text("value", value), ms(ttlMs)],
+      );
+      return rowCount === 1;
+    },
+    async swap(key, expected, value, ttlMs) {
+      // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
+      const { rowCount } = await query("swap", `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`, [key, expected, text("value", value), ms(ttlMs)]);
+      return rowCount === 1;
+    },
+    async set(key, value, ttlMs) {
+      await query("set", `INSERT INTO ${kv} (key, value, expires_at) VALUES ($1, $2, ${NOW} + $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`, [text("key", key), text("value", value), ms(ttlMs)]);
+    },
+    async delete(key) {
+      await query("delete", `DELETE FROM ${kv} WHERE key = $1`, [key]);
+    },
+    async incr(key, delta, ttlMs) {
+      if (!Number.isSafeInteger(delta)) throw new TypeError(`incr: delta must be a safe integer, got ${delta}`);
+      // An expired counter starts again from 0 with a new time to live; a live one keeps its expiry.
+      const { rows } = await query(
+        "incr",
+        `INSERT INTO ${kv} AS t (key, value, expires_at) VALUES ($1, $2::bigint::text, ${NOW} + $3)
+         ON CONFLICT (key) DO UPDATE SET
+           value = CASE WHEN t.expires_at <= ${NOW} THEN EXCLUDED.value ELSE (t.value::bigint + $2::bigint)::text END,
+           expires_at = CASE WHEN t.expires_at <= ${NOW} THEN EXCLUDED.expires_at ELSE t.expires_at END
+         RETURNING value`,
+        [key, delta, ms(ttlMs)],
+      );
+      return Number(rows[0]!.value);
+    },
+    async schedule(index, member, atMs) {
+      await query("schedule", `INSERT INTO ${due} (idx, member, at) VALUES ($1, $2, $3) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at`, [index, member, atMs]);
+    },
+    async unschedule(index, member) {
+      await query("unschedule", `DELETE FROM ${due} WHERE idx = $1 AND member = $2`, [index, member]);
+    },
+    async due(index, nowMs, limit) {
+      // Several sweepers may read the same members: the task record's compare-and-swap decides
+      // which one takes a task over, so no row lock is held here.
+      const { rows } = await query("due", `SELECT member FROM ${due} WHERE idx = $1 AND at <= $2 ORDER BY at, member LIMIT $3`, [index, nowMs, limit]);
+      return rows.map((r) => String(r.member));
+    },
+    async members(index, offset, limit) {
+      const { rows } = await query("members", `SELECT member, at FROM ${due} WHERE idx = $1 ORDER BY at, member OFFSET $2 LIMIT $3`, [index, offset, limit]);
+      return rows.map((r) => ({ member: String(r.member), at: Number(r.at) }));
+    },
+    async time() {
+      const { rows } = await query("time", `SELECT ${NOW} AS now`, []);
+      const now = Number(rows[0]?.now);
+      if (!Number.isFinite(now)) throw new StoreError("store_unavailable", "PostgreSQL answered the clock query with something else than a number");
+      return now;
+    },
+    async close() {
+      clearInterval(purge);
+      await purging;
+      await owned?.end();
+    },
+  };
+}
+
+/** `text` as a dollar-quoted SQL string literal (the statements are ours; no `$q$` inside them). */
+function quote(text: string): string {
+  return `$q$${text}$q$`;
+}

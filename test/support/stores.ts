@@ -1,0 +1,71 @@
+import { createMemoryStore, type Store } from "mcp-yield";
+import { createPostgresStore, type PostgresStoreOptions } from "mcp-yield/postgres";
+import { createRedisStore, type RedisStoreOptions } from "mcp-yield/redis";
+import { POSTGRES_URL, postgresAvailable, dropSchema, testSchema } from "./postgres.js";
+import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "./redis.js";
+
+/**
+ * The stores several instances can share, each on its real server, in a namespace of this test
+ * file's own (a Redis key prefix, a Postgres schema): `make` opens another connection to the same
+ * namespace (another instance), `drop` removes what the tests left. Only the servers this
+ * machine has (under CI=true both must be up: the support modules fail otherwise).
+ */
+export interface SharedStoreKind {
+  name: "redis" | "postgres";
+  make(options?: { timeoutMs?: number; port?: number }): Promise<Store>;
+  drop(): Promise<void>;
+  /** The server's port, for a proxy in front of it. */
+  port: number;
+}
+
+export function sharedStores(file: string): SharedStoreKind[] {
+  const kinds: SharedStoreKind[] = [];
+  if (redisAvailable) {
+    const prefix = testPrefix(file);
+    const url = new URL(REDIS_URL);
+    kinds.push({
+      name: "redis",
+      port: Number(url.port || 6379),
+      make: (o = {}) => {
+        const options: RedisStoreOptions = { url: o.port === undefined ? REDIS_URL : `redis://127.0.0.1:${o.port}`, prefix };
+        if (o.timeoutMs !== undefined) options.timeoutMs = o.timeoutMs;
+        return createRedisStore(options);
+      },
+      drop: () => dropPrefix(prefix),
+    });
+  }
+  if (postgresAvailable) {
+    const schema = testSchema(file);
+    const url = new URL(POSTGRES_URL);
+    kinds.push({
+      name: "postgres",
+      port: Number(url.port || 5432),
+      make: (o = {}) => {
+        const through = new URL(POSTGRES_URL);
+        if (o.port !== undefined) through.port = String(o.port);
+        const options: PostgresStoreOptions = { connectionString: through.toString(), schema };
+        if (o.timeoutMs !== undefined) options.timeoutMs = o.timeoutMs;
+        return createPostgresStore(options);
+      },
+      drop: () => dropSchema(schema),
+    });
+  }
+  return kinds;
+}
+
+/** Every store kind: memory (on an injected clock `elapse` moves) and the shared ones (where `elapse` waits for real). */
+export function allStores(file: string): Array<{ name: string; make: () => Promise<Store>; elapse: (ms: number) => Promise<void>; drop: () => Promise<void> }> {
+  let memoryNow = 1_800_000_000_000;
+  const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  return [
+    {
+      name: "memory",
+      make: async () => createMemoryStore({ clock: () => memoryNow }),
+      elapse: async (ms: number) => {
+        memoryNow += ms;
+      },
+      drop: async () => {},
+    },
+    ...sharedStores(file).map((k) => ({ name: k.name, make: () => k.make(), elapse: wait, drop: k.drop })),
+  ];
+}
