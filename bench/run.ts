@@ -28,6 +28,17 @@ async function redisUp(): Promise<boolean> {
   }
 }
 
+async function postgresUp(): Promise<boolean> {
+  const { createPostgresStore } = await import("mcp-yield/postgres");
+  try {
+    const store = await createPostgresStore({ connectionString: process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test", schema: "mcp_yield_bench", timeoutMs: 2000 });
+    await store.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const started = Date.now();
 log(`replay (${runs} fresh runs per row)...`);
 const replay = await replaySection(runs);
@@ -38,8 +49,9 @@ const token = await tokenSection();
 log("heap per suspended call...");
 const heapKiB = Number((await run(process.execPath, ["--expose-gc", here("./heap.js")], { maxBuffer: 1 << 20 })).stdout.trim());
 const redis = await redisUp();
-log(`store (memory${redis ? " and Redis" : "; no Redis reachable, its row is skipped"})...`);
-const store = await storeSection(runs, redis);
+const postgres = await postgresUp();
+log(`store (memory${redis ? ", Redis" : "; no Redis reachable, its row is skipped"}${postgres ? ", PostgreSQL" : "; no PostgreSQL reachable, its row is skipped"})...`);
+const store = await storeSection(runs, redis, postgres);
 log("http...");
 const http = await httpSection();
 
@@ -76,7 +88,7 @@ lines.push("", "Codec — seal + open of a journal of N records (µs) against tw
 lines.push("| records | HMAC floor | GCM floor | signed | sealed | SDK | signed/HMAC | sealed/GCM | sealed/SDK | token bytes (sealed / signed / SDK) |", "|---|---|---|---|---|---|---|---|---|---|");
 for (const r of codec) lines.push(`| ${r.records} | ${f(r.us.hmacFloor, 1)} | ${f(r.us.gcmFloor, 1)} | ${f(r.us.signed, 1)} | ${f(r.us.sealed, 1)} | ${f(r.us.sdk, 1)} | ${f(r.signedVsHmacFloor)} | ${f(r.sealedVsGcmFloor)} | ${f(r.sealedVsSdk)} | ${r.tokenBytes.sealed} / ${r.tokenBytes.signed} / ${r.tokenBytes.sdk} |`);
 lines.push("", `Token: each small answer (${token[0]!.answerJsonBytes} bytes of JSON) adds ${token.map((t) => `${f(t.bytesPerAnswer, 1)} bytes (${t.mode})`).join(", ")}. Heap per call suspended at its third ask, through the SDK with 100 SDK tools registered: ${f(heapKiB, 1)} KiB.`);
-lines.push("", "Store — per round of a 3-ask call (µs): this process's CPU, and wall time (a Redis round trip is mostly waiting):", "");
+lines.push("", "Store — per round of a 3-ask call (µs): this process's CPU, and wall time (a Redis or PostgreSQL round trip is mostly waiting):", "");
 lines.push("| store | CPU per round | wall per round | CPU vs no store |", "|---|---|---|---|");
 for (const s of store) lines.push(`| ${s.store === "none" ? "none (stateless)" : s.store} | ${f(s.cpuUsPerRound, 1)} | ${f(s.wallUsPerRound, 1)} | ${f(s.vsNone)} |`);
 lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server: generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)}.`);

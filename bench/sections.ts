@@ -111,20 +111,21 @@ export async function tokenSection(): Promise<TokenRow[]> {
   return rows;
 }
 
-/** Per round of a 3-ask call (µs): no store, the memory store, Redis — CPU of this process, and wall time. */
+/** Per round of a 3-ask call (µs): no store, the memory store, Redis, PostgreSQL — CPU of this process, and wall time. */
 export interface StoreRow {
-  store: "none" | "memory" | "redis";
+  store: "none" | "memory" | "redis" | "postgres";
   cpuUsPerRound: number;
   wallUsPerRound: number;
   vsNone: number;
 }
 
-export async function storeSection(runs: number, redis: boolean): Promise<StoreRow[]> {
+export async function storeSection(runs: number, redis: boolean, postgres = false): Promise<StoreRow[]> {
   const rounds = 3;
   const variants = [
     { name: "none", factory: "generator", args: [rounds, 1000] },
     { name: "memory", factory: "generatorOnStore", args: [rounds, "memory"] },
     ...(redis ? [{ name: "redis", factory: "generatorOnStore", args: [rounds, "redis"] }] : []),
+    ...(postgres ? [{ name: "postgres", factory: "generatorOnStore", args: [rounds, "postgres"] }] : []),
   ];
   const r = await repeated(runs, variants, (s) => Object.fromEntries(variants.flatMap((v) => [[`${v.name}Cpu`, cost(s, v.name)], [`${v.name}Wall`, wallCost(s, v.name)], [`${v.name}Ratio`, ratio(s, v.name, "none")]])));
   const perRound = (ns: number) => ns / 1e3 / (rounds + 1);

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomFillSync } from "no
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
 import { createMemoryStore, createRuntime, createStateCodec, type StateKey, type Store } from "mcp-yield";
 import { digestOf } from "../src/internal.js";
+import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import { countGenerator, driveCall, handWrittenAllCount, handWrittenCount, replayFloorCount, sdkCount } from "./counting-tools.js";
 
@@ -29,8 +30,14 @@ export function generator(rounds: number, liveCalls = 1000) {
 }
 
 /** (a) with a store: single-use states (each round redeemed, its response kept). */
-export async function generatorOnStore(rounds: number, store: "memory" | "redis") {
-  const s: Store = store === "memory" ? createMemoryStore() : await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` });
+export async function generatorOnStore(rounds: number, store: "memory" | "redis" | "postgres") {
+  const s: Store =
+    store === "memory"
+      ? createMemoryStore()
+      : store === "redis"
+        ? await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` })
+        : // One schema for every bench process (its tables made once; keys are per call, expiring).
+          await createPostgresStore({ connectionString: process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test", schema: "mcp_yield_bench" });
   const runtime = createRuntime({ state: { keys }, store: s });
   return wholeCall((p) => runtime.callTool(countGenerator, p, info), rounds);
 }

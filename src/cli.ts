@@ -4,6 +4,8 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createStateCodec, encodeBase64url, parseKeyRing, randomBytes, StateError } from "./state/index.js";
 import { formatStateReport, inspectState } from "./journal/inspect.js";
+import { exportCommand, exportUsage } from "./cli/export.js";
+import { tasksCommand, tasksUsage } from "./cli/tasks.js";
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
@@ -15,7 +17,9 @@ const usage = `Usage:
                                      open a requestState with the key ring in MCP_YIELD_KEYS and show what it holds:
                                      claims, binding, round, call id, the journal record by record, outstanding asks
                                      ("-" reads the token from stdin; --json prints it for machines). Integrity is
-                                     checked: a token from another key ring, or altered, is refused. No secret is printed.`;
+                                     checked: a token from another key ring, or altered, is refused. No secret is printed.
+${tasksUsage}
+${exportUsage}`;
 
 /**
  * A new key ring entry `id:secret`, the format `parseKeyRing` and MCP_YIELD_KEYS take. The
@@ -69,6 +73,10 @@ export async function main(argv: readonly string[], out: (line: string) => void,
       case "inspect":
         await inspect(rest, input, out);
         return 0;
+      case "tasks":
+        return await tasksCommand(rest, input.env, out);
+      case "export":
+        return await exportCommand(rest, input.env, input.stdin, out);
       case undefined:
       case "help":
       case "--help":

@@ -1,6 +1,6 @@
 import { askByLetter } from "../authoring/effect-kinds.js";
 import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
-import { describeFingerprint, parseHeader, parseLines } from "./journal.js";
+import { describeFingerprint, type JournalRecord, parseHeader, parseLines } from "./journal.js";
 import { parsePayloadV1 } from "./format1.js";
 import { isSpillRef } from "./spill-ref.js";
 
@@ -68,6 +68,12 @@ function describeRecord(fp: string, value: string, asks: { n: number }): Pick<In
   return { effect, value: shownValue(value) };
 }
 
+/** A journal (format 2), record by record, in words: what `inspect` and `tasks show` print. */
+export function describeJournal(records: readonly JournalRecord[]): InspectedRecord[] {
+  const asks = { n: 0 };
+  return records.map(([fp, value], index) => ({ index, fingerprint: fp, ...describeRecord(fp, value, asks) }));
+}
+
 /**
  * Verify a `requestState` with `codec` and tell what it holds: claims, binding, round, call id,
  * each journal record described, the outstanding asks and partial answers. Integrity is checked
@@ -96,11 +102,10 @@ export function inspectState(codec: StateCodec, token: string): StateReport {
     const header = parseHeader(state.data);
     const records = parseLines(state.body ?? "");
     if (header === undefined || records === undefined) throw new StateError("malformed", "requestState is authentic but holds no journal of this library");
-    const asks = { n: 0 };
     report.round = header.r;
     report.callId = header.c;
     report.definitionVersion = header.v;
-    report.records = records.map(([fp, value], index) => ({ index, fingerprint: fp, ...describeRecord(fp, value, asks) }));
+    report.records = describeJournal(records);
     report.outstanding = Object.fromEntries(Object.entries(header.o).map(([key, fp]) => [key, describeFingerprint(fp)]));
     report.partial = Object.fromEntries(Object.entries(header.p ?? {}).map(([key, value]) => [key, shownValue(value)]));
     return report;

@@ -104,7 +104,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const statements = postgresStoreSchema(options);
       await query("creating the store's tables", `DO $$ BEGIN PERFORM pg_advisory_xact_lock(hashtext('mcp-yield-store-schema')); ${statements.map((s) => `EXECUTE ${quote(s)};`).join(" ")} END $$`, []);
     } else {
-      await query("checking the store's tables", `SELECT 1 FROM ${kv}, ${due} LIMIT 1`, []);
+      await query("checking the store's tables", `SELECT 1 FROM ${kv}, ${due} LIMIT 1`, []).catch((error: unknown) => {
+        // 42P01: no such table — a configuration mistake, not an unavailable server.
+        if ((error as { cause?: { code?: string } }).cause?.code === "42P01") throw new Error(`PostgreSQL has no mcp-yield store in schema "${options.schema ?? "public"}" (tables ${kv}, ${due}): no server has used it yet, or the schema or table prefix is not the servers' one`);
+        throw error;
+      });
     }
   } catch (error) {
     await owned?.end().catch(() => {});

@@ -22,9 +22,9 @@ import { AuthorCodeError, type ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome } from "../replay/round.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
-import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
+import { cancelTransition, createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
 import { type Deps, DEFAULT_TASK_TTL_MS, type Parked, type TaskEngine } from "./types.js";
-import { createTaskRecords, keyOf, LEASES } from "./record-store.js";
+import { createTaskRecords, keyOf, LEASES, TASKS } from "./record-store.js";
 import { createSignalDelivery, parkedOnSignal, signalFor, signalToken, withJournal } from "./signals.js";
 
 
@@ -345,6 +345,8 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       void (async () => {
         await time.sync();
         for (const id of await store.due(LEASES, time.now(), 25)) await takeOver(id);
+        // Tasks whose records expired leave the list (a bounded number per sweep).
+        for (const gone of await store.due(TASKS, time.now(), 100)) await store.unschedule(TASKS, gone);
       })().catch(() => {
         // The store is unreachable now; the next sweep tries again.
       });
@@ -408,14 +410,18 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         const existing = raw === undefined ? undefined : taskRecord.safeParse(JSON.parse(raw));
         if (!existing?.success || existing.data.call !== task.callId || task.taskId === undefined) throw new Error("task id collision");
         const found = existing.data;
-        await store.schedule(share, found.id, found.created + found.ttlMs);
-        if (found.lease !== undefined) await store.schedule(LEASES, found.id, found.lease.until);
+        await Promise.all([
+          store.schedule(share, found.id, found.created + found.ttlMs),
+          store.schedule(TASKS, found.id, found.created + found.ttlMs),
+          ...(found.lease !== undefined ? [store.schedule(LEASES, found.id, found.lease.until)] : []),
+        ]);
         // Leased to this instance by that attempt, which never got to run it: run it now.
         if (found.status === "working" && found.lease?.owner === me && !running.has(found.id)) launch(found, undefined);
         return createResultOf(found);
       }
-      await store.schedule(share, record.id, now + ttlMs);
-      await store.schedule(LEASES, record.id, record.lease!.until);
+      // Indexed at once (independent writes, sent together): the principal's share, the list of
+      // tasks, the lease the sweepers watch.
+      await Promise.all([store.schedule(share, record.id, now + ttlMs), store.schedule(TASKS, record.id, now + ttlMs), store.schedule(LEASES, record.id, record.lease!.until)]);
       launch(record, task.resume);
       return createResultOf(record);
     },
@@ -454,11 +460,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
 
     async cancel(id, principal) {
       await owning(id, principal);
-      const result = await update(id, (r) => {
-        if (isTerminal(r.status) || r.cancel === true) return false;
-        const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > time.now();
-        return runningElsewhere ? { ...r, cancel: true } : { ...r, cancel: true, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
-      });
+      const result = await update(id, (r) => cancelTransition(r, time.now()));
       // Running here: stop it now rather than at the next heartbeat.
       if (result.written) running.get(id)?.cancel();
     },

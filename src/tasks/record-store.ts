@@ -9,6 +9,9 @@ import { type TaskRecord, taskRecord } from "./record.js";
 /** The due index the sweepers read: a running task at its lease's end, a sleeping or waiting one at its wake time. */
 export const LEASES = "task-leases";
 
+/** Every task the store keeps, at the time its record expires: what listing reads (no key scan). */
+export const TASKS = "tasks";
+
 /** A task's key in the store. */
 export const keyOf = (id: string): string => `task:${id}`;
 

@@ -108,6 +108,18 @@ export function detailedTaskOf(r: TaskRecord): GetTaskResult {
 }
 
 /**
+ * The record cancelled (`false`: nothing to change — it ended, or a cancel is under way). A task
+ * running under a live lease is marked, and its run stops at its next heartbeat (it then writes
+ * `cancelled`); any other task — asking, asleep, waiting for a signal, its owner gone — is
+ * cancelled at once. One transition for `tasks/cancel` and for an operator's cancel.
+ */
+export function cancelTransition(r: TaskRecord, now: number): TaskRecord | false {
+  if (isTerminal(r.status) || r.cancel === true) return false;
+  const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > now;
+  return runningElsewhere ? { ...r, cancel: true } : { ...r, cancel: true, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
+}
+
+/**
  * A wire key for the runtime key `key` that no ask of this task ever used: the key itself the
  * first time, then `key~2`, `key~3`, ... (an ask asked again after an invalid answer, or a
  * loop asking under one explicit key). Keys stay unique for the task's whole life.

@@ -19,3 +19,4 @@ export {
   SimulatedAuthorError,
 } from "./simulate.js";
 export { signalTimeout, type ScriptedSignals, type SimulatedTask } from "./simulate-task.js";
+export { replayFixtures, type FixtureReport, type FixtureVerdict } from "./replay-fixtures.js";

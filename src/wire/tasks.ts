@@ -13,6 +13,8 @@ export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
 /** A task's status: `working` and `input_required` may change; the others are final. */
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+/** Every status, in the order a task goes through them. */
+export const TASK_STATUSES: readonly TaskStatus[] = ["working", "input_required", "completed", "failed", "cancelled"];
 /** The statuses a task never leaves. */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "cancelled"];
 

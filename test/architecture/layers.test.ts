@@ -4,8 +4,8 @@ import { findCircle, importsOf, sourceFiles } from "./imports.js";
 // The layers of src/, lowest first (DESIGN.md "Layers"): a file may import from its own layer
 // and from layers below it, never from one above. `server/` and `testing/` are both hosts on
 // top of the runtime and do not import each other; `client/` stands apart and needs only the
-// wire. Files directly in src/ are the package's entry points and may import anything.
-const ORDER = ["util", "wire", "state", "store", "authoring", "journal", "replay", "tasks", "runtime", "server", "testing"] as const;
+// wire; `cli/` (the `mcp-yield` command's parts) sits on top. Files directly in src/ are the package's entry points and may import anything.
+const ORDER = ["util", "wire", "state", "store", "authoring", "journal", "replay", "tasks", "runtime", "server", "testing", "cli"] as const;
 const RANK: Record<string, number> = { ...Object.fromEntries(ORDER.map((layer, i) => [layer, i])), testing: ORDER.indexOf("server") };
 const CLIENT_MAY_USE = new Set(["util", "wire", "client"]);
 

@@ -16,6 +16,8 @@ export interface SharedStoreKind {
   drop(): Promise<void>;
   /** The server's port, for a proxy in front of it. */
   port: number;
+  /** The same namespace as `npx mcp-yield tasks` flags. */
+  cliFlags: string[];
 }
 
 export function sharedStores(file: string): SharedStoreKind[] {
@@ -26,6 +28,7 @@ export function sharedStores(file: string): SharedStoreKind[] {
     kinds.push({
       name: "redis",
       port: Number(url.port || 6379),
+      cliFlags: ["--redis", REDIS_URL, "--redis-prefix", prefix],
       make: (o = {}) => {
         const options: RedisStoreOptions = { url: o.port === undefined ? REDIS_URL : `redis://127.0.0.1:${o.port}`, prefix };
         if (o.timeoutMs !== undefined) options.timeoutMs = o.timeoutMs;
@@ -40,6 +43,7 @@ export function sharedStores(file: string): SharedStoreKind[] {
     kinds.push({
       name: "postgres",
       port: Number(url.port || 5432),
+      cliFlags: ["--postgres", POSTGRES_URL, "--postgres-schema", schema],
       make: (o = {}) => {
         const through = new URL(POSTGRES_URL);
         if (o.port !== undefined) through.port = String(o.port);

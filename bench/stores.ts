@@ -1,0 +1,20 @@
+// `npm run bench:stores`: only the store rows of the bench (memory, Redis, PostgreSQL per round),
+// for choosing a store; `npm run bench` measures them with everything else. `--readme` writes the
+// table into README.md's "Choosing a store".
+import os from "node:os";
+import { updateReadmeBlock } from "./readme-block.js";
+import { storeSection } from "./sections.js";
+
+const runs = Number(process.env.BENCH_RUNS ?? 5);
+const rows = await storeSection(runs, true, true);
+const f = (n: number) => n.toFixed(1);
+const load = os.loadavg()[0]!.toFixed(2);
+const lines = [
+  `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, load average ${load} when done, ${new Date().toISOString().slice(0, 10)}; medians of ${runs} fresh runs, alternating batches.`,
+  "",
+  "| store | CPU per round (µs) | wall per round (µs) | CPU vs no store |",
+  "|---|---|---|---|",
+  ...rows.map((r) => `| ${r.store === "none" ? "none (stateless, no single use)" : r.store} | ${f(r.cpuUsPerRound)} | ${f(r.wallUsPerRound)} | ${r.vsNone.toFixed(2)}× |`),
+];
+console.log(lines.join("\n"));
+if (process.argv.includes("--readme")) updateReadmeBlock("stores", lines.join("\n"));

@@ -1,0 +1,171 @@
+import type { JournalFixture } from "../journal/fixture.js";
+import { describeJournal, type InspectedRecord } from "../journal/inspect.js";
+import { digestOf } from "../state/index.js";
+import { createPrincipalBytes, createStoreClock, monotonicNow, type Store } from "../store/index.js";
+import type { TaskStatus } from "../wire/index.js";
+import { cancelTransition, type TaskRecord } from "./record.js";
+import { createTaskRecords, TASKS } from "./record-store.js";
+
+// Operating tasks from outside the servers (`npx mcp-yield tasks …`, or code of your own): list
+// them, look at one with its journal, cancel one. The protocol has no `tasks/list` (a client sees
+// only its own tasks, by id); an operator reads the store the instances share.
+
+/** One task as a list shows it. */
+export interface TaskSummary {
+  taskId: string;
+  tool: string;
+  /** The definition's `version` the task started under. */
+  version?: string;
+  status: TaskStatus;
+  /** What the task is doing now, in words: running where, asleep until when, waiting for which signal or answer. */
+  state: string;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ageMs: number;
+  /** Who started it: a digest (the first 16 characters of its SHA-256, base64url — as the per-principal keys use) unless `principals: true`; `null` for none. */
+  principal: string | null;
+  /** Journal records so far. */
+  records: number;
+}
+
+/** One task in full: its summary, its journal in words, its asks, its outcome. */
+export interface TaskDetail extends TaskSummary {
+  callId: string;
+  expiresAt: string;
+  journal: InspectedRecord[];
+  /** Asks it waits for (`input_required`): wire key → method. */
+  waitingFor: Record<string, string>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** What `list` takes: filters and a page. */
+export interface TaskListOptions {
+  status?: TaskStatus | readonly TaskStatus[];
+  tool?: string;
+  /** Most tasks returned. Default 100. */
+  limit?: number;
+  /** Show principals as they are instead of as digests. */
+  principals?: boolean;
+}
+
+/** An operator's view of the tasks in a store. */
+export interface TaskAdmin {
+  /** Tasks in the store, oldest first (by when they expire), filtered. */
+  list(options?: TaskListOptions): Promise<TaskSummary[]>;
+  /** One task, `undefined` when the store has no such task. */
+  show(taskId: string, options?: { principals?: boolean }): Promise<TaskDetail | undefined>;
+  /**
+   * Cancel a task as `tasks/cancel` does (the same transition): at once unless it runs under a
+   * live lease, then by its run at the next heartbeat. Returns the status it now has, `undefined`
+   * for no such task.
+   */
+  cancel(taskId: string): Promise<TaskStatus | undefined>;
+  /** The task's journal as a fixture for `replayFixtures` (no principal, no secret); `undefined` for no such task. */
+  exportFixture(taskId: string): Promise<JournalFixture | undefined>;
+}
+
+const PAGE = 200;
+
+function stateOf(r: TaskRecord, now: number): string {
+  if (r.status === "input_required") return `waiting for ${r.waiting.length === 1 ? "an answer" : `${r.waiting.length} answers`} (${r.waiting.map((w) => w.wire).join(", ")})`;
+  if (r.status !== "working") return r.cancel === true && r.status !== "cancelled" ? `${r.status} (a cancel came too late)` : r.status;
+  if (r.cancel === true) return `being cancelled (its run stops at its next heartbeat)`;
+  if (r.awaits !== undefined) return `waiting for signal "${r.awaits.name}"${r.awaits.deadline !== undefined ? ` until ${new Date(r.awaits.deadline).toISOString()}` : ""}`;
+  if (r.wake !== undefined) return `asleep until ${new Date(r.wake).toISOString()}`;
+  if (r.lease !== undefined) return r.lease.until > now ? `running on instance ${r.lease.owner}` : `owner ${r.lease.owner} gone (lease ran out ${Math.round((now - r.lease.until) / 1000)} s ago; the next sweep takes it over)`;
+  return "working";
+}
+
+function summaryOf(r: TaskRecord, now: number, principals: boolean): TaskSummary {
+  return {
+    taskId: r.id,
+    tool: r.tool,
+    ...(r.version !== undefined ? { version: r.version } : {}),
+    status: r.status,
+    state: stateOf(r, now),
+    ...(r.message !== undefined ? { statusMessage: r.message } : {}),
+    createdAt: new Date(r.created).toISOString(),
+    lastUpdatedAt: new Date(r.updated).toISOString(),
+    ageMs: Math.max(0, now - r.created),
+    principal: r.principal === undefined ? null : principals ? r.principal : digestOf(r.principal).slice(0, 16),
+    records: r.journal.length,
+  };
+}
+
+/** The operator's view of the tasks in `store` (the one the servers share). */
+export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
+  const time = createStoreClock({ store, local: monotonicNow });
+  // Operator writes (a cancel) are never charged to a principal's share.
+  const bytes = createPrincipalBytes({ store, time, limit: Number.MAX_SAFE_INTEGER, windowMs: 60_000 });
+  const records = createTaskRecords({ store, time, bytes });
+
+  return {
+    async list(options = {}) {
+      const limit = options.limit ?? 100;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`limit must be a positive integer, got ${limit}`);
+      const statuses = options.status === undefined ? undefined : new Set<string>(typeof options.status === "string" ? [options.status] : options.status);
+      await time.sync();
+      const found: TaskSummary[] = [];
+      for (let offset = 0; found.length < limit; offset += PAGE) {
+        const page = await store.members(TASKS, offset, PAGE);
+        // A page's records read together: one round trip's wait for the page, not one per task.
+        const loaded = await Promise.all(page.map(({ member }) => records.load(member).catch(() => undefined)));
+        const now = time.now();
+        for (const entry of loaded) {
+          if (entry === undefined) continue; // expired (the sweepers drop it from the list) or unreadable
+          const r = entry.record;
+          if ((statuses && !statuses.has(r.status)) || (options.tool !== undefined && r.tool !== options.tool)) continue;
+          found.push(summaryOf(r, now, options.principals === true));
+          if (found.length === limit) break;
+        }
+        if (page.length < PAGE) break;
+      }
+      return found;
+    },
+
+    async show(taskId, options = {}) {
+      await time.sync();
+      const entry = await records.load(taskId);
+      if (entry === undefined) return undefined;
+      const r = entry.record;
+      return {
+        ...summaryOf(r, time.now(), options.principals === true),
+        callId: r.call,
+        expiresAt: new Date(r.created + r.ttlMs).toISOString(),
+        journal: describeJournal(r.journal),
+        waitingFor: Object.fromEntries(r.waiting.filter((w) => !Object.hasOwn(r.answers, w.key)).map((w) => [w.wire, (w.request as { method?: string })?.method ?? "?"])),
+        ...(r.result !== undefined ? { result: r.result } : {}),
+        ...(r.error !== undefined ? { error: r.error } : {}),
+      };
+    },
+
+    async exportFixture(taskId) {
+      const entry = await records.load(taskId);
+      if (entry === undefined) return undefined;
+      const r = entry.record;
+      const end: JournalFixture["end"] =
+        r.status === "input_required" ? { at: "ask", outstanding: r.outstanding, ...(Object.keys(r.partial).length > 0 ? { partial: r.partial } : {}) } : r.status === "completed" ? { at: "complete" } : { at: "running" };
+      return {
+        format: "mcp-yield/journal-fixture",
+        v: 1,
+        tool: r.tool,
+        ...(r.version !== undefined ? { version: r.version } : {}),
+        source: "task",
+        exportedAt: new Date().toISOString(),
+        callId: r.call,
+        // A task keeps the parsed input (the arguments as sent only when it could not).
+        ...(r.input !== undefined ? { input: r.input } : { arguments: r.args, argumentsDigest: digestOf(r.args) }),
+        records: r.journal,
+        end,
+      };
+    },
+
+    async cancel(taskId) {
+      const { record } = await records.update(taskId, (r) => cancelTransition(r, time.now()));
+      if (record === undefined) return undefined;
+      return record.status;
+    },
+  };
+}

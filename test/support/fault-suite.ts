@@ -1,0 +1,93 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createRuntime, type Runtime, type Store } from "mcp-yield";
+import { drive, SHAPES, type Shape, type StepRuns } from "./fault-shapes.js";
+import { type FaultKind, faultyStore } from "./faulty-store.js";
+
+// The fault-injection suite: for every tool shape, fail the k-th store operation of a call for
+// every k in turn (on memory, Redis and PostgreSQL: test/faults-*.test.ts) — refused at once,
+// timed out on the client and landing later, or stalled past the task lease and then done — and check after each run that no step body ran twice under one
+// key, that the client reached the fault-free run's result (retrying only as the errors say),
+// and that nothing was left stuck. The one documented exception: a task whose run stalled past
+// its lease is taken over, and the step whose result the stalled run had not yet recorded runs
+// again — once more, under the same key (what a crash at that moment does too).
+
+const keys = [{ id: "f", secret: new Uint8Array(32).fill(33) }];
+const KINDS: FaultKind[] = ["error", "late", "pause"];
+const LEASE_MS = 300;
+const SWEEP_MS = 50;
+// Past the lease and a sweep: long enough for a takeover to happen while the operation waits.
+const PAUSE_MS = LEASE_MS + 2 * SWEEP_MS + 50;
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+
+async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { kind: FaultKind; at: number }) {
+  const inner = await makeStore();
+  const store = faultyStore(inner);
+  const options = shape.options ?? {};
+  const { state, ...rest } = options as { state?: Record<string, unknown> };
+  const instance = (on: Store): Runtime => createRuntime({ state: { keys, ...state }, store: on, onError: () => {}, tasks: { leaseMs: LEASE_MS, sweepMs: SWEEP_MS, pollIntervalMs: 100 }, ...rest });
+  const runtime = instance(store);
+  // A second instance on the same store, unfaulted, looking at the task as a client on another
+  // connection would (tasks/get takes over a task whose lease ran out): the successor when the
+  // first instance stalls or loses its store.
+  const standby = instance(inner);
+  open.push(inner, runtime, standby);
+  const log: StepRuns["log"] = new Map();
+  const def = shape.def({ by: "owner", log });
+  runtime.define([def]);
+  standby.define([shape.def({ by: "standby", log })]);
+  let watching: ReturnType<typeof setInterval> | undefined;
+  const watch = (taskId: string) => {
+    watching ??= setInterval(() => void standby.getTask({ taskId }, { clientCapabilities: shape.capabilities }).catch(() => {}), SWEEP_MS);
+  };
+  store.arm(fault ? { kind: fault.kind, at: fault.at, pauseMs: PAUSE_MS } : { kind: "error" });
+  const result = await drive(runtime, def, shape, watch);
+  clearInterval(watching);
+  const operations = store.count;
+  store.disarm();
+  await store.settled();
+  await runtime.idle();
+  await standby.idle();
+  // Closed run by run (not at the test's end): hundreds of runs would otherwise hold hundreds of
+  // connections (PostgreSQL allows 100).
+  for (const o of open.splice(open.length - 3).reverse()) await o.close();
+  return { result, runs: log, operations, failed: [...store.failed], stalledAt: store.stalledAt };
+}
+
+/** The suite on one store: `makeStore` gives a fresh, empty namespace of it each time. */
+export function faultSuite(_name: string, makeStore: () => Promise<Store>): void {
+  describe(`fault injection on the ${_name} store`, () => {
+    it.each(SHAPES.map((s) => [s.name, s] as const))("%s: every operation failed in turn, every way", async (_n, shape) => {
+      const clean = await runOnce(makeStore, shape);
+      expect(clean.result.outcome).toHaveProperty("text");
+      expect(clean.operations).toBeGreaterThan(2); // the store is really in the call's path
+      expect([...clean.runs.values()].every((starts) => starts.length === 1)).toBe(true);
+      const violations: string[] = [];
+      let reruns = 0;
+      for (const kind of KINDS) {
+        for (let at = 1; at <= clean.operations; at++) {
+          const run = await runOnce(makeStore, shape, { kind, at });
+            const where = `${kind} fault at operation ${at}/${clean.operations} (${run.failed.join(", ") || "not reached"})`;
+          const twice = [...run.runs].filter(([, starts]) => starts.length > 1);
+          // A stalled task run: the step it had started (or finished but not recorded) while its
+          // store stalled may run once more under its key, by the run that took the task over
+          // (on the other instance, or a new run on this one). So the doubled step's first run is
+          // the stalled instance's, begun before its store answered again; a step the stalled run
+          // began after that, beside its successor, is a violation.
+          const stallEnd = (run.stalledAt ?? Infinity) + PAUSE_MS;
+          const first = twice[0]?.[1][0];
+          const inFlight = kind === "pause" && shape.tasks === true && twice.length === 1 && twice[0]![1].length === 2 && first!.by === "owner" && first!.at < stallEnd;
+          if (inFlight) reruns++;
+          else if (twice.length > 0) violations.push(`${where}: ${twice.map(([k, starts]) => `${k} ran ${starts.length} times (${starts.map((s) => `by the ${s.by} ${run.stalledAt === undefined ? "" : `${Math.round(s.at - run.stalledAt)} ms after the stall began`}`).join(", ")})`).join("; ")}`);
+          if (!("text" in run.result.outcome)) violations.push(`${where}: the client was left with ${run.result.outcome.error}`);
+          else if (run.result.outcome.text !== (clean.result.outcome as { text: string }).text) violations.push(`${where}: result ${JSON.stringify(run.result.outcome.text)}, fault-free ${JSON.stringify((clean.result.outcome as { text: string }).text)}`);
+        }
+      }
+      console.log(`${_name} / ${shape.name}: ${clean.operations} operations × ${KINDS.length} fault kinds = ${clean.operations * KINDS.length} runs, ${violations.length} violations, ${reruns} in-flight steps run again after a stall`);
+      expect(violations).toEqual([]);
+    }, 300_000);
+  });
+}
