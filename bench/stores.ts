@@ -2,6 +2,7 @@
 // for choosing a store; `npm run bench` measures them with everything else. `--readme` writes the
 // table into README.md's "Choosing a store".
 import os from "node:os";
+import { fileURLToPath } from "node:url";
 import { updateReadmeBlock } from "./readme-block.js";
 import { storeSection } from "./sections.js";
 
@@ -17,4 +18,5 @@ const lines = [
   ...rows.map((r) => `| ${r.store === "none" ? "none (stateless, no single use)" : r.store} | ${f(r.cpuUsPerRound)} | ${f(r.wallUsPerRound)} | ${r.vsNone.toFixed(2)}× |`),
 ];
 console.log(lines.join("\n"));
-if (process.argv.includes("--readme")) updateReadmeBlock("stores", lines.join("\n"));
+// Compiled into bench/.build/bench/: the README is three folders up.
+if (process.argv.includes("--readme")) updateReadmeBlock("stores", lines.join("\n"), fileURLToPath(new URL("../../../README.md", import.meta.url)));

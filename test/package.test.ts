@@ -7,6 +7,8 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createRuntime, elicit, parseKeyRing, tool as defineTool } from "mcp-yield";
+import { createPostgresStore } from "mcp-yield/postgres";
+import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema } from "./support/postgres.js";
 
 // The package as a user gets it: `npm pack` (prepack builds), installed into a fresh strict
 // TypeScript project that has another zod 4.x than ours, no @modelcontextprotocol/client, and
@@ -17,6 +19,8 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
 /** The lowest zod the peer range allows (4.0.x fails: its ZodDiscriminatedUnion takes one type argument). */
 export const LOWEST_ZOD = process.env.MCP_YIELD_TEST_ZOD ?? "4.1.0";
+/** The lowest pg the optional peer range allows. */
+const LOWEST_PG = "8.11.0";
 let dir: string;
 
 const tool = `
@@ -98,7 +102,8 @@ beforeAll(async () => {
     await run("mkdir", ["-p", join(dir, name, "..")]);
     await writeFile(join(dir, name), text);
   }
-  await run("npm", ["install", "--no-audit", "--no-fund", join(dir, tarball), `zod@${LOWEST_ZOD}`, "@modelcontextprotocol/server@2.4.0", "typescript@5.9.3", "@types/node@20"], { cwd: dir, timeout: 240_000 });
+  // pg at the lowest version the optional peer range allows: the installed CLI's tasks commands load it.
+  await run("npm", ["install", "--no-audit", "--no-fund", join(dir, tarball), `zod@${LOWEST_ZOD}`, "@modelcontextprotocol/server@2.4.0", "typescript@5.9.3", "@types/node@20", `pg@${LOWEST_PG}`], { cwd: dir, timeout: 240_000 });
 }, 300_000);
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -138,6 +143,31 @@ describe("the packed package in a fresh strict TypeScript project", () => {
     const first = (await runtime.callTool(ask, { name: "ask", arguments: {} }, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
     const { stdout: report } = await npx(["inspect", first.requestState, "--json"], { MCP_YIELD_KEYS: ring.trim() });
     expect(JSON.parse(report)).toMatchObject({ binding: { target: "ask" }, round: 1, expired: false });
+    // The same state saved as a fixture by the installed CLI.
+    const { stdout: fixture } = await npx(["export", first.requestState], { MCP_YIELD_KEYS: ring.trim() });
+    expect(JSON.parse(fixture)).toMatchObject({ format: "mcp-yield/journal-fixture", tool: "ask", end: { at: "ask" } });
+  }, 120_000);
+
+  it.skipIf(!postgresAvailable)(`npx mcp-yield tasks list and show on PostgreSQL, with pg ${LOWEST_PG} (the optional peer) installed`, async () => {
+    const schema = testSchema("package");
+    const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema });
+    const runtime = createRuntime({ state: { keys: parseKeyRing("p:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") }, store, onError: () => {} });
+    try {
+      const wait = defineTool({ name: "wait", description: "", input: z.object({}), task: "required", async *run() {
+        return (yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" })).action;
+      } });
+      runtime.define([wait]);
+      const { taskId } = (await runtime.callTool(wait, { name: "wait", arguments: {} }, { clientCapabilities: { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } } })) as { taskId: string };
+      const flags = ["--postgres", POSTGRES_URL, "--postgres-schema", schema];
+      const listed = await run("npx", ["--no-install", "mcp-yield", "tasks", "list", "--json", ...flags], { cwd: dir, timeout: 60_000 });
+      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ taskId, tool: "wait" })]);
+      const shown = await run("npx", ["--no-install", "mcp-yield", "tasks", "show", taskId, ...flags], { cwd: dir, timeout: 60_000 });
+      expect(shown.stdout).toContain(`task ${taskId}: `);
+    } finally {
+      await runtime.close();
+      await store.close();
+      await dropSchema(schema);
+    }
   }, 120_000);
 
   it("runs: ESM, CommonJS (require of the ESM package) and through the SDK", async () => {

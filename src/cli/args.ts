@@ -1,6 +1,8 @@
 import { parseArgs } from "node:util";
 
 type OptionSpec = Record<string, { type: "string" | "boolean" }>;
+/** What the options parsed to: a string option's text, a boolean option's presence. */
+type OptionValues<O extends OptionSpec> = { [K in keyof O]?: O[K]["type"] extends "string" ? string : boolean };
 
 /**
  * `parseArgs` for commands that take ids: a task id is base64url and may begin with "-", which
@@ -8,7 +10,7 @@ type OptionSpec = Record<string, { type: "string" | "boolean" }>;
  * starts with a single "-" (and is not "-" alone, which means stdin) is a positional here; a long
  * option's value is the argument after it, whatever it looks like.
  */
-export function parseCommand<O extends OptionSpec>(args: readonly string[], options: O) {
+export function parseCommand<O extends OptionSpec>(args: readonly string[], options: O): { values: OptionValues<O>; positionals: string[] } {
   const flags: string[] = [];
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -26,5 +28,6 @@ export function parseCommand<O extends OptionSpec>(args: readonly string[], opti
     if (!arg.includes("=") && options[name]?.type === "string" && i + 1 < args.length) flags.push(`${arg}=${args[++i]!}`);
     else flags.push(arg);
   }
-  return parseArgs({ args: [...flags, "--", ...positionals], allowPositionals: true, options, strict: true });
+  const parsed = parseArgs({ args: [...flags, "--", ...positionals], allowPositionals: true, options, strict: true });
+  return { values: parsed.values as OptionValues<O>, positionals: parsed.positionals };
 }

@@ -72,8 +72,13 @@ function stateOf(r: TaskRecord, now: number): string {
   if (r.status === "input_required") return `waiting for ${r.waiting.length === 1 ? "an answer" : `${r.waiting.length} answers`} (${r.waiting.map((w) => w.wire).join(", ")})`;
   if (r.status !== "working") return r.cancel === true && r.status !== "cancelled" ? `${r.status} (a cancel came too late)` : r.status;
   if (r.cancel === true) return `being cancelled (its run stops at its next heartbeat)`;
-  if (r.awaits !== undefined) return `waiting for signal "${r.awaits.name}"${r.awaits.deadline !== undefined ? ` until ${new Date(r.awaits.deadline).toISOString()}` : ""}`;
-  if (r.wake !== undefined) return `asleep until ${new Date(r.wake).toISOString()}`;
+  // Past its time, a sleeping or waiting task is due: whichever instance sweeps next goes on with it.
+  if (r.awaits !== undefined) {
+    const { name, deadline } = r.awaits;
+    if (deadline === undefined) return `waiting for signal "${name}"`;
+    return deadline > now ? `waiting for signal "${name}" until ${new Date(deadline).toISOString()}` : `waiting for signal "${name}": timed out at ${new Date(deadline).toISOString()}, due to go on at the next sweep`;
+  }
+  if (r.wake !== undefined) return r.wake > now ? `asleep until ${new Date(r.wake).toISOString()}` : `woke at ${new Date(r.wake).toISOString()}, due to go on at the next sweep`;
   if (r.lease !== undefined) return r.lease.until > now ? `running on instance ${r.lease.owner}` : `owner ${r.lease.owner} gone (lease ran out ${Math.round((now - r.lease.until) / 1000)} s ago; the next sweep takes it over)`;
   return "working";
 }
