@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMemoryStore, createRuntime, elicit, NonRetryableError, progress, type Runtime, sleep, step, type Store, tool, waitForSignal } from "mcp-yield";
+import { createMemoryStore, createRuntime, createTaskAdmin, elicit, NonRetryableError, progress, type Runtime, sleep, step, type Store, tool, waitForSignal } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { closedAfterEach, killable, until } from "./support/instances.js";
 import { REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
@@ -235,7 +235,10 @@ describe.skipIf(!redisAvailable)("durable primitives across instances on Redis",
     a.runtime.define([nap]);
     b.runtime.define([nap]); // b never sees a request for this task: its sweeper finds it
     const taskId = await start(a.runtime, nap);
-    await until(async () => (ran.length > 0 ? true : undefined));
+    // Killed once the task is asleep in the store (its step recorded): killed while the step's
+    // result is still on its way, "before" would rightly run again on b (the in-flight step).
+    const admin = createTaskAdmin({ store: await createRedisStore({ url: REDIS_URL, prefix }).then((s) => (open.push(s), s)) });
+    await until(async () => (/^(asleep until|woke at)/.test((await admin.show(taskId))?.state ?? "") ? true : undefined));
     a.kill();
     const done = await settled(b.runtime, taskId);
     expect(done.result!.content[0]!.text).toBe("reminded");

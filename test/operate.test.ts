@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, elicit, parseKeyRing, patched, type Runtime, sleep, step, type Store, tool, waitForSignal } from "mcp-yield";
+import { createRuntime, createTaskAdmin, elicit, parseKeyRing, patched, type Runtime, sleep, step, type Store, tool, waitForSignal } from "mcp-yield";
 import { replayFixtures } from "mcp-yield/testing";
 import { keygen, main } from "../src/cli.js";
 import { POSTGRES_URL } from "./support/postgres.js";
@@ -262,4 +262,25 @@ describe.each(kinds)("the mcp-yield command as a process, on $name", (kind) => {
     expect(Array.isArray(JSON.parse(stdout))).toBe(true);
     expect(performance.now() - started).toBeLessThan(60_000);
   }, 70_000);
+});
+
+describe("the list of tasks", () => {
+  it("loses a task once its record expired: the sweepers drop it (no list grows without bound)", async () => {
+    const { createMemoryStore } = await import("mcp-yield");
+    const store = createMemoryStore();
+    const first = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { ttlMs: 300, sweepMs: 50 } });
+    open.push(first);
+    first.define([quick]);
+    const { taskId } = (await first.callTool(quick, { name: "quick", arguments: {} }, info)) as { taskId: string };
+    expect((await store.members("tasks", 0, 10)).map((m) => m.member)).toEqual([taskId]);
+    expect(await createTaskAdmin({ store }).list()).toEqual([expect.objectContaining({ taskId, status: "completed" })]);
+    // Past its lifetime the record is gone; a (new) instance's first sweep drops the entry.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await createTaskAdmin({ store }).list()).toEqual([]);
+    const second = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs: 50 } });
+    open.push(second);
+    second.define([quick]);
+    for (let i = 0; i < 100 && (await store.members("tasks", 0, 10)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await store.members("tasks", 0, 10)).toEqual([]);
+  });
 });

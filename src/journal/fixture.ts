@@ -39,7 +39,36 @@ export const journalFixture = z.object({
     z.object({ at: z.literal("running") }),
   ]),
 });
-export type JournalFixture = z.infer<typeof journalFixture>;
+/**
+ * A saved journal (see `journalFixture`'s fields): written by `npx mcp-yield export`,
+ * `createTaskAdmin().exportFixture` or `fixtureFromState`, read by `replayFixtures`.
+ */
+export interface JournalFixture {
+  format: "mcp-yield/journal-fixture";
+  v: 1;
+  /** The tool's name. */
+  tool: string;
+  /** The definition's `version` the journal was recorded under. */
+  version?: string | undefined;
+  /** Where it came from: a requestState or a task record. */
+  source: "requestState" | "task";
+  exportedAt: string;
+  /** The call id (what `ctx.idempotencyKey` derives from). */
+  callId: string;
+  /** SHA-256 of the canonical arguments, where they are known. */
+  argumentsDigest?: string | undefined;
+  /** The arguments as sent, or… */
+  arguments?: Record<string, unknown> | undefined;
+  /** …the input as the tool's schema parsed it, as a value text (a task keeps this). */
+  input?: string | undefined;
+  /** The journal: [fingerprint, value text] per effect. */
+  records: Array<[string, string]>;
+  /** Where the call stood after the records: waiting for asks (key → fingerprint), done, or still going. */
+  end: { at: "ask"; outstanding: Record<string, string>; partial?: Record<string, string> | undefined } | { at: "complete" } | { at: "running" };
+}
+// The schema and the interface describe one format: each must accept what the other says.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const FIXTURE_SCHEMA_MATCHES: Same<z.infer<typeof journalFixture>, JournalFixture> = true;
 
 /** The records of a fixture, typed as the journal's. */
 export const fixtureRecords = (f: JournalFixture): JournalRecord[] => f.records as JournalRecord[];

@@ -339,14 +339,21 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await finish(id, { status: "cancelled", message: "Cancelled" });
   }
 
+  /** When this instance last dropped expired tasks from the list (store clock). */
+  let listPruned = -Infinity;
+
   function ensureSweeper(): void {
     if (sweeper !== undefined || closed) return;
     sweeper = setInterval(() => {
       void (async () => {
         await time.sync();
         for (const id of await store.due(LEASES, time.now(), 25)) await takeOver(id);
-        // Tasks whose records expired leave the list (a bounded number per sweep).
-        for (const gone of await store.due(TASKS, time.now(), 100)) await store.unschedule(TASKS, gone);
+        // Tasks whose records expired leave the list: up to 500 a minute per instance (the
+        // list is for operators; an entry left a while longer only costs them a skipped read).
+        if (time.now() - listPruned >= 60_000) {
+          listPruned = time.now();
+          for (const gone of await store.due(TASKS, listPruned, 500)) await store.unschedule(TASKS, gone);
+        }
       })().catch(() => {
         // The store is unreachable now; the next sweep tries again.
       });

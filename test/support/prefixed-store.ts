@@ -1,0 +1,24 @@
+import type { Store } from "mcp-yield";
+
+/**
+ * A view of `store` under a key prefix (keys and index names alike), whose `close` leaves the
+ * store open: many short runs on one connection pool, each in a namespace of its own (what a
+ * Redis key prefix gives, without creating tables per run on PostgreSQL).
+ */
+export function prefixedStore(store: Store, prefix: string): Store {
+  const view: Store = {
+    get: (key) => store.get(prefix + key),
+    add: (key, value, ttlMs) => store.add(prefix + key, value, ttlMs),
+    swap: (key, expected, value, ttlMs) => store.swap(prefix + key, expected, value, ttlMs),
+    set: (key, value, ttlMs) => store.set(prefix + key, value, ttlMs),
+    delete: (key) => store.delete(prefix + key),
+    incr: (key, delta, ttlMs) => store.incr(prefix + key, delta, ttlMs),
+    schedule: (index, member, atMs) => store.schedule(prefix + index, member, atMs),
+    unschedule: (index, member) => store.unschedule(prefix + index, member),
+    due: (index, nowMs, limit) => store.due(prefix + index, nowMs, limit),
+    members: (index, offset, limit) => store.members(prefix + index, offset, limit),
+    close: async () => {},
+  };
+  if (store.time !== undefined) view.time = () => store.time!();
+  return view;
+}
