@@ -51,6 +51,30 @@ export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): 
   return rows;
 }
 
+/** Three instances without affinity (round-robin): server CPU per whole call (µs) and the ratios the targets name. */
+export interface InstancesRow {
+  rounds: number;
+  us: { live: number; stateless: number; handWritten: number };
+  /** a/b with the default `liveCalls` (each instance resumes what it holds), and with `liveCalls: 0`. */
+  liveVsHandWritten: number;
+  statelessVsHandWritten: number;
+  /** The default against `liveCalls: 0` on the same three instances: must not be above 1. */
+  liveVsStateless: number;
+}
+
+export async function instancesSection(runs: number, roundsList = [10, 30]): Promise<InstancesRow[]> {
+  const rows: InstancesRow[] = [];
+  for (const rounds of roundsList) {
+    const r = await repeated(runs, [
+      { name: "a3-live", factory: "generatorThreeInstances", args: [rounds, 1000] },
+      { name: "a3-stateless", factory: "generatorThreeInstances", args: [rounds, 0] },
+      { name: "b", factory: "handWritten", args: [rounds] },
+    ], (s) => ({ live: cost(s, "a3-live"), stateless: cost(s, "a3-stateless"), b: cost(s, "b"), liveB: ratio(s, "a3-live", "b"), statelessB: ratio(s, "a3-stateless", "b"), liveStateless: ratio(s, "a3-live", "a3-stateless") }));
+    rows.push({ rounds, us: { live: r.live / 1e3, stateless: r.stateless / 1e3, handWritten: r.b / 1e3 }, liveVsHandWritten: r.liveB, statelessVsHandWritten: r.statelessB, liveVsStateless: r.liveStateless });
+  }
+  return rows;
+}
+
 /** Seal + open of a journal of N records (µs) against two floors and the SDK's codec. */
 export interface CodecRow {
   records: number;

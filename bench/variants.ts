@@ -29,6 +29,16 @@ export function generator(rounds: number, liveCalls = 1000) {
   return wholeCall((p) => runtime.callTool(countGenerator, p, info), rounds);
 }
 
+/**
+ * (a) on three instances without affinity: each request goes to the next instance in turn, as a
+ * round-robin load balancer sends it (`liveCalls` as given: the default 1000, or 0).
+ */
+export function generatorThreeInstances(rounds: number, liveCalls = 1000) {
+  const runtimes = [0, 1, 2].map(() => createRuntime({ state: { keys }, liveCalls }));
+  let next = 0;
+  return wholeCall((p) => runtimes[next++ % 3]!.callTool(countGenerator, p, info), rounds);
+}
+
 /** (a) with a store: single-use states (each round redeemed, its response kept). */
 export async function generatorOnStore(rounds: number, store: "memory" | "redis" | "postgres") {
   const s: Store =

@@ -35,11 +35,16 @@ export const liveCallBytes = (token: string): number => LIVE_CALL_OVERHEAD_BYTES
  * state has expired is dropped: eviction only ever means the next round replays. `take`
  * removes, so a generator is never resumed twice — a repeated round, a parallel retry or a round
  * landing on another instance simply replays from the journal, which is always in the state.
+ * Without affinity a call's rounds come back to an instance after others served the rounds
+ * between: `takeEarlier` then resumes the generator held for the call's earlier round when the
+ * presented journal extends it byte for byte (Temporal's sticky execution without a sticky queue).
  */
 export class LiveCalls<T extends { owner: object } = LiveCall> {
   // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
   // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
-  private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number }>();
+  private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number; group: string | undefined }>();
+  /** The one entry kept per call (its id → the entry's key): a call's newer round replaces its older one. */
+  private readonly groups = new Map<string, string>();
   private used = 0;
 
   constructor(
@@ -48,12 +53,22 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  put(token: string, call: T, expiresAt: number): void {
+  /**
+   * Hold `call` under `token`. With `group` (the call's id), an entry this call held for an
+   * earlier round goes: the newer generator has seen everything the older one had, so the older
+   * one would never be resumed again — it would only cost memory and GC until evicted.
+   */
+  put(token: string, call: T, expiresAt: number, group?: string): void {
     const bytes = liveCallBytes(token);
     if (this.maxCalls <= 0 || bytes > this.maxBytes) return;
     const key = token.slice(-32);
     this.remove(key);
-    this.calls.set(key, { token, call, expiresAt, bytes });
+    if (group !== undefined) {
+      const older = this.groups.get(group);
+      if (older !== undefined) this.remove(older);
+      this.groups.set(group, key);
+    }
+    this.calls.set(key, { token, call, expiresAt, bytes, group });
     this.used += bytes;
     const now = this.now();
     // Insertion order is expiry order (one TTL), so the oldest entries go first either way.
@@ -80,10 +95,29 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     return entry.call.owner === owner ? entry.call : undefined;
   }
 
+  /**
+   * The entry held for call `group` at an earlier round, taken if `extends` says the journal now
+   * presented extends it byte for byte (and it is this definition's, and unexpired): its
+   * generator goes on from there, replaying only the newer records. Anything else leaves it.
+   */
+  takeEarlier(group: string, owner: object, extends_: (call: T) => boolean): T | undefined {
+    const key = this.groups.get(group);
+    if (key === undefined) return undefined;
+    const entry = this.calls.get(key)!;
+    if (entry.expiresAt <= this.now()) {
+      this.remove(key);
+      return undefined;
+    }
+    if (entry.call.owner !== owner || !extends_(entry.call)) return undefined;
+    this.remove(key);
+    return entry.call;
+  }
+
   private remove(key: string): void {
     const entry = this.calls.get(key);
     if (entry === undefined) return;
     this.calls.delete(key);
+    if (entry.group !== undefined && this.groups.get(entry.group) === key) this.groups.delete(entry.group);
     this.used -= entry.bytes;
   }
 

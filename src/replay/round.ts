@@ -87,8 +87,11 @@ export class Round {
     this.index = resume ? resume.records.length : 0;
     this.asks = resume ? resume.asks : 0;
     this.v1 = !resume && input.format === 1;
-    this.suspendedAt = resume ? -1 : (input.suspendedAt ?? input.journal.length);
-    this.saved = resume ? resume.records.length : input.journal.length;
+    // Resumed past the journal's end, nothing is replayed; resumed at an earlier round of this
+    // call (a journal that extends the generator's), the newer records are replayed first.
+    const earlier = resume !== undefined && input.journal.length > resume.records.length;
+    this.suspendedAt = resume && !earlier ? -1 : (input.suspendedAt ?? input.journal.length);
+    this.saved = resume && !earlier ? resume.records.length : input.journal.length;
   }
 
   /**

@@ -30,6 +30,25 @@ import type { RoundTrace } from "./trace.js";
  *    errors the author throws on purpose go out as they are.
  */
 
+/**
+ * Whether `presented` (a verified format-2 journal of the same call) extends what the held
+ * generator had seen: a later round, the same binding, every record it saw byte for byte, and
+ * at its position the very ask it is waiting on. Only then is resuming it the same as replaying.
+ */
+function extendsHeld(held: LiveCall, presented: StatePayload, binding: StateBinding): boolean {
+  const { records, pending } = held.suspended;
+  const m = held.minted;
+  if (pending === undefined || presented.format !== 2 || held.payload.r >= presented.r || presented.j.length <= records.length) return false;
+  if (m.method !== binding.method || m.target !== binding.target || m.argumentsDigest !== binding.argumentsDigest || m.principal !== binding.principal) return false;
+  if (presented.j[records.length]![0] !== pending.fp) return false;
+  for (let i = 0; i < records.length; i++) {
+    const a = records[i]!;
+    const b = presented.j[i]!;
+    if (a[0] !== b[0] || a[1] !== b[1]) return false;
+  }
+  return true;
+}
+
 /** One call's shared parts, whatever the method. */
 export interface CallSpec<R, T = never> {
   /** The definition being run (live generators are only resumed under the same one). */
@@ -200,6 +219,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
   async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>, observed: RoundTrace | undefined, progress?: Progress): Promise<R | InputRequiredResult | T> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
+    /** This instance's generator for the call at an earlier round, when the presented journal extends it. */
+    let earlier: LiveCall | undefined;
     const from = progress?.from;
     if (state !== undefined && from !== undefined) {
       // An earlier attempt at this very request ran steps and stopped: go on from its journal
@@ -220,6 +241,11 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       else {
         const reading = calls.payloadOf(state.opened ?? calls.verifyState(state.token, spec.binding), spec.version);
         payload = reading instanceof Promise ? await reading : reading;
+        // Without affinity: this instance may hold the call's generator from an earlier round
+        // (other instances served the rounds since). Resumed only if this verified journal
+        // extends what it saw byte for byte; it then replays just the newer records.
+        const presentedPayload = payload;
+        earlier = live.takeEarlier(presentedPayload.c, spec.owner, (held) => extendsHeld(held, presentedPayload, spec.binding));
       }
       checkRounds(payload, limits);
     }
@@ -229,10 +255,10 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     if (observed) {
       observed.callId = callId;
       observed.round = round;
-      observed.path = resumed ? "resumed" : state ? "replayed" : "first";
-      observed.replayed = resumed ? 0 : (payload?.j.length ?? 0);
+      observed.path = resumed || earlier ? "resumed" : state ? "replayed" : "first";
+      observed.replayed = resumed ? 0 : earlier ? payload!.j.length - earlier.suspended.records.length : (payload?.j.length ?? 0);
     }
-    const ctx = resumed?.context ?? new CallContext(spec.binding.principal, callId);
+    const ctx = (resumed ?? earlier)?.context ?? new CallContext(spec.binding.principal, callId);
     const declared = capabilityCheck(request.clientCapabilities);
     const trace = verifyReplay ? new Map<number, Traced>() : undefined;
     // Records carried in as lines (format 2) are not written again: the new ones are appended.
@@ -255,7 +281,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         trace,
         ...(request.progress ? { onProgress: request.progress } : {}),
       },
-      resumed?.suspended,
+      (resumed ?? earlier)?.suspended,
     );
     if (progress) {
       progress.round = current;
@@ -330,6 +356,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
           minted: { nonce: minted.nonce, expiresAt: minted.expiresAt, method: spec.binding.method, target: spec.binding.target, argumentsDigest: spec.binding.argumentsDigest!, principal: spec.binding.principal },
         },
         minted.expiresAt,
+        callId,
       );
     }
     if (observed) {
