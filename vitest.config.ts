@@ -13,6 +13,11 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["mcp-yield-source"] } },
   test: {
     testTimeout: 30_000,
+    // Vitest's default on 2 cores is one worker: the fast files then run one after another, most
+    // of them waiting (leases, sleeps, real servers) rather than computing. Two overlap the waits
+    // (three starved the fault suites of CPU on a machine losing a fifth of it to steal); the
+    // system project still runs its files one at a time (fileParallelism: false).
+    maxWorkers: 2,
     projects: [
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: SYSTEM, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: "system", include: SYSTEM, fileParallelism: false, sequence: { groupOrder: 1 } } },

@@ -193,12 +193,18 @@ export function elicitUrl(message: string, url: string, options: AskOptions = {}
   return ask({ kind: "elicitUrl", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options), params: { mode: "url", message, url } });
 }
 
-/** Ask the client's model for a completion. */
+/**
+ * Ask the client's model for a completion. Sampling is deprecated by the 2026-07-28
+ * specification (SEP-2577; advisory, no wire change): it keeps working, but plan for its removal.
+ */
 export function sample(params: CreateMessageParams, options: AskOptions = {}): Ask<CreateMessageResult> {
   return ask({ kind: "sample", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options), params });
 }
 
-/** Ask the client for its roots. */
+/**
+ * Ask the client for its roots. Roots are deprecated by the 2026-07-28 specification (SEP-2577;
+ * advisory, no wire change): they keep working, but plan for their removal.
+ */
 export function listRoots(options: AskOptions = {}): Ask<Root[]> {
   return ask({ kind: "roots", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options) });
 }
