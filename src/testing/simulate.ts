@@ -21,6 +21,13 @@ export type ScriptedAnswer = AnswerValue | ((request: InputRequest, round: numbe
  */
 export type Answers = Record<string, ScriptedAnswer | ScriptedAnswer[]> | ((request: InputRequest, key: string, round: number) => unknown);
 
+/** An ask in a few words, for messages: its method and message or schema. */
+function requestSummary(request: InputRequest): string {
+  const params = (request.params ?? {}) as { message?: unknown; requestedSchema?: unknown };
+  const schema = params.requestedSchema === undefined ? "" : `, schema ${JSON.stringify(params.requestedSchema).slice(0, 300)}`;
+  return `${request.method}${typeof params.message === "string" ? ` "${params.message}"` : ""}${schema}`;
+}
+
 /** What `simulate` takes as the call's input: a tool's arguments, a prompt's, the uri to read for a resource template, or nothing for a resource. */
 export type InputOf<D> = D extends ToolDefinition<infer I>
   ? z.input<I>
@@ -213,6 +220,8 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
   const rounds: SimulatedRound[] = [];
   let requestState: string | undefined;
   let inputResponses: Record<string, unknown> | undefined;
+  // How often in a row each key was asked the same thing and given the same answer.
+  const refused = new Map<string, { text: string; times: number; rounds: number[]; answer?: unknown; request?: InputRequest }>();
 
   for (let round = 1; round <= maxRounds; round++) {
     const runtime = runtimes[(round - 1) % runtimes.length]!;
@@ -263,7 +272,27 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
     const requests = ir.inputRequests ?? {};
     rounds.push({ round, inputRequests: requests, stateBytes: ir.requestState?.length ?? 0 });
     requestState = ir.requestState;
+    const previous = inputResponses;
     inputResponses = Object.fromEntries(Object.entries(requests).map(([key, req]) => [key, script.answer(req, key, round)]));
+    for (const [key, answer] of Object.entries(inputResponses)) {
+      const text = `${JSON.stringify(requests[key])}\u0000${JSON.stringify(answer)}`;
+      const again = previous !== undefined && Object.hasOwn(previous, key) && refused.get(key)?.text === text;
+      const entry = again ? refused.get(key)! : { text, times: 0, rounds: [] };
+      entry.times++;
+      entry.rounds.push(round);
+      entry.answer = answer;
+      entry.request = requests[key]!;
+      refused.set(key, entry);
+    }
+  }
+  // Out of rounds. An ask asked round after round with the same answer is, almost always, an
+  // answer its schema refuses (the call asks again instead of going on): name it.
+  const stuck = [...refused].filter(([, e]) => e.times >= 3 && e.rounds.at(-1) === maxRounds);
+  if (stuck.length > 0) {
+    const [key, e] = stuck[0]!;
+    throw new Error(
+      `simulate: the call did not complete within ${maxRounds} rounds: it asked for "${key}" in each of the last ${e.times} rounds and got the same answer each time, ${JSON.stringify(e.answer)} — an answer the ask's schema refuses is asked for again. Check it against the ask (${requestSummary(e.request!)}).`,
+    );
   }
   throw new Error(`simulate: the call did not complete within ${maxRounds} rounds`);
 }
