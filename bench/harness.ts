@@ -102,9 +102,51 @@ export function ratio(s: Sampled, a: string, b: string): number {
   return median(s.samples.map((row) => row[i]! / row[j]!));
 }
 
-/** `runs` fresh runs; `summarize` turns each into figures; per figure, the median across runs. */
+/** A figure's median over fresh runs, with the lowest and highest run beside it. */
+export interface Spread {
+  /** Which variants (a section's set of processes) the figure came from. */
+  set: string;
+  figure: string;
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** Every figure `repeated` produced in this process, for the min–max table. */
+export const spreads: Spread[] = [];
+/** Sets whose variants' cost levels moved more than `UNSTABLE_LEVEL`× between fresh runs even after one re-run. */
+export const unstable: string[] = [];
+/** How far a variant's CPU cost per operation may move between fresh sets of processes before the set is re-run. */
+export const UNSTABLE_LEVEL = 1.5;
+
+/**
+ * `runs` fresh runs; `summarize` turns each into figures; per figure, the median across runs
+ * (kept in `spreads` with its min and max). When a variant's own cost level moved more than
+ * 1.5× between fresh runs — the machine changed under the measurement, so its ratios do not
+ * describe one machine — the set is measured again once; if it moves again it is reported in
+ * `unstable` rather than trusted silently.
+ */
 export async function repeated<T extends Record<string, number>>(runs: number, variants: VariantSpec[], summarize: (s: Sampled) => T, options?: { rounds?: number; batchMs?: number }): Promise<T> {
-  const results: T[] = [];
-  for (let r = 0; r < runs; r++) results.push(summarize(await sample(variants, options)));
-  return Object.fromEntries(Object.keys(results[0]!).map((k) => [k, median(results.map((x) => x[k]!))])) as T;
+  const set = variants.map((v) => `${v.name}(${v.args.join(",")})`).join(" ");
+  for (let attempt = 0; ; attempt++) {
+    const results: T[] = [];
+    const levels = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+    for (let r = 0; r < runs; r++) {
+      const sampled = await sample(variants, options);
+      results.push(summarize(sampled));
+      for (const v of variants) levels.get(v.name)!.push(cost(sampled, v.name));
+    }
+    const moved = [...levels].filter(([, xs]) => Math.max(...xs) / Math.min(...xs) > UNSTABLE_LEVEL);
+    if (moved.length > 0 && attempt === 0) {
+      process.stderr.write(`  unstable (${moved.map(([n, xs]) => `${n} ${(Math.max(...xs) / Math.min(...xs)).toFixed(2)}×`).join(", ")}): measuring ${set} again\n`);
+      continue;
+    }
+    if (moved.length > 0) unstable.push(`${set}: ${moved.map(([n, xs]) => `${n}'s cost moved ${(Math.max(...xs) / Math.min(...xs)).toFixed(2)}× between fresh runs`).join(", ")}`);
+    const figures = Object.keys(results[0]!);
+    for (const figure of figures) {
+      const xs = results.map((x) => x[figure]!);
+      spreads.push({ set, figure, median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+    }
+    return Object.fromEntries(figures.map((k) => [k, median(results.map((x) => x[k]!))])) as T;
+  }
 }

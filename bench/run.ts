@@ -9,11 +9,13 @@ import { promisify } from "node:util";
 import { replayChart } from "./chart.js";
 import { httpSection } from "./http-load.js";
 import { updateReadmeBlock } from "./readme-block.js";
-import { codecSection, replaySection, storeSection, tokenSection } from "./sections.js";
+import { spreads, unstable } from "./harness.js";
+import { codecSection, instancesSection, replaySection, storeSection, tokenSection } from "./sections.js";
 
 const run = promisify(execFile);
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
-const runs = Number(process.env.BENCH_RUNS ?? 3);
+// Five fresh runs by default: each figure is their median, printed with its lowest and highest run.
+const runs = Number(process.env.BENCH_RUNS ?? 5);
 const f = (n: number, d = 2) => n.toFixed(d);
 const log = (l: string) => process.stderr.write(`${l}\n`);
 
@@ -52,19 +54,33 @@ const redis = await redisUp();
 const postgres = await postgresUp();
 log(`store (memory${redis ? ", Redis" : "; no Redis reachable, its row is skipped"}${postgres ? ", PostgreSQL" : "; no PostgreSQL reachable, its row is skipped"})...`);
 const store = await storeSection(runs, redis, postgres);
+log("three instances without affinity...");
+const instances = await instancesSection(runs);
 log("http...");
 const http = await httpSection();
 
 const at = <T extends { rounds?: number; records?: number }>(rows: T[], key: "rounds" | "records", v: number) => rows.find((r) => r[key] === v)!;
-type Target = { name: string; value: number; target: string; met: boolean };
-const atMost = (name: string, value: number, limit: number): Target => ({ name, value: Number(value.toFixed(3)), target: `≤ ${limit}`, met: value <= limit });
+type Target = { name: string; value: number; target: string; met: boolean; range?: [number, number] };
+/** The lowest and highest fresh run of a figure, found by the figure's name and a variant with its arguments. */
+const rangeOf = (figure: string | undefined, marker: string | undefined): [number, number] | undefined => {
+  const found = figure && marker ? spreads.find((x) => x.figure === figure && x.set.includes(marker)) : undefined;
+  return found ? [Number(found.min.toFixed(3)), Number(found.max.toFixed(3))] : undefined;
+};
+const atMost = (name: string, value: number, limit: number, figure?: string, marker?: string): Target => {
+  const range = rangeOf(figure, marker);
+  return { name, value: Number(value.toFixed(3)), target: `≤ ${limit}`, met: value <= limit, ...(range ? { range } : {}) };
+};
 const atLeast = (name: string, value: number, limit: number): Target => ({ name, value: Number(value.toFixed(3)), target: `≥ ${limit}`, met: value >= limit });
 const targets: Target[] = [
-  atMost("live path: a/b at R = 3", at(replay, "rounds", 3).liveVsHandWritten, 1.0),
-  atMost("live path: a/b at R = 30", at(replay, "rounds", 30).liveVsHandWritten, 1.0),
-  atMost("stateless: a/b at R = 3", at(replay, "rounds", 3).statelessVsHandWritten, 1.3),
-  atMost("stateless: a/b at R = 30", at(replay, "rounds", 30).statelessVsHandWritten, 1.5),
-  atMost("stateless: a/b2 at R = 30", at(replay, "rounds", 30).statelessVsHandWrittenAll, 1.25),
+  atMost("live path: a/b at R = 3", at(replay, "rounds", 3).liveVsHandWritten, 1.0, "liveB", "a-live(3,"),
+  atMost("live path: a/b at R = 30", at(replay, "rounds", 30).liveVsHandWritten, 1.0, "liveB", "a-live(30,"),
+  atMost("stateless: a/b at R = 3", at(replay, "rounds", 3).statelessVsHandWritten, 1.3, "statelessB", "a-live(3,"),
+  atMost("stateless: a/b at R = 30", at(replay, "rounds", 30).statelessVsHandWritten, 1.5, "statelessB", "a-live(30,"),
+  atMost("stateless: a/b2 at R = 30", at(replay, "rounds", 30).statelessVsHandWrittenAll, 1.25, "statelessB2", "a-live(30,"),
+  atMost("3 instances, no affinity, defaults: a/b at R = 10", at(instances, "rounds", 10).liveVsHandWritten, 1.5, "liveB", "a3-live(10,"),
+  atMost("3 instances, no affinity, defaults: a/b at R = 30", at(instances, "rounds", 30).liveVsHandWritten, 1.5, "liveB", "a3-live(30,"),
+  atMost("3 instances: defaults / liveCalls 0 at R = 10", at(instances, "rounds", 10).liveVsStateless, 1.0, "liveStateless", "a3-live(10,"),
+  atMost("3 instances: defaults / liveCalls 0 at R = 30", at(instances, "rounds", 30).liveVsStateless, 1.0, "liveStateless", "a3-live(30,"),
   atMost("codec, 10 records: signed / HMAC floor", at(codec, "records", 10).signedVsHmacFloor, 1.5),
   atMost("codec, 10 records: sealed / AES-GCM floor", at(codec, "records", 10).sealedVsGcmFloor, 1.4),
   atMost("codec, 100 records: signed / HMAC floor", at(codec, "records", 100).signedVsHmacFloor, 1.2),
@@ -75,12 +91,13 @@ const targets: Target[] = [
 ];
 
 const machine = { node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10) };
-const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), targets, replay, codec, token, heapKiB, store, http };
+const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), loadAverage: os.loadavg()[0], targets, unstable, replay, codec, token, heapKiB, store, instances, http };
 
 const lines: string[] = [];
 lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}. CPU time per variant process, paired ratios over alternating batches, medians of ${runs} fresh runs.`);
-lines.push("", "Targets:", "", "| measure | value | target | met |", "|---|---|---|---|");
-for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.target} | ${t.met ? "yes" : "**no**"} |`);
+lines.push(`Load average when done: ${os.loadavg()[0]!.toFixed(2)}.${unstable.length > 0 ? ` **Unstable** (a variant's cost moved more than 1.5× between fresh runs, twice): ${unstable.join("; ")}.` : " No set of variants moved more than 1.5× between fresh runs."}`);
+lines.push("", "Targets (median of the fresh runs; min–max of the runs beside it):", "", "| measure | value | min–max | target | met |", "|---|---|---|---|---|");
+for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.range ? `${t.range[0]}–${t.range[1]}` : ""} | ${t.target} | ${t.met ? "yes" : "**no**"} |`);
 lines.push("", "Replay — server CPU per whole call of R rounds (µs): (a) the generator resuming (live) or replaying every round (stateless, `liveCalls: 0`), (b) hand-written keeping `{ i, sum }`, (b2) hand-written keeping every answer, (c) the SDK's `inputRequired` + codec, (f) the replay floor — (a)'s code replayed every round with no runtime (not a way to write a tool; a/f is what the runtime adds; (f), f/b and a/f from runs of their own with (a) stateless and (b)):", "");
 lines.push("| R | (a) live | (a) stateless | (b) | (b2) | (c) | (f) | a/b live | a/b stateless | a/b2 stateless | a/c live | f/b | a/f stateless |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of replay) lines.push(`| ${r.rounds} | ${f(r.us.generatorLive, 0)} | ${f(r.us.generatorStateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.us.handWrittenAll, 0)} | ${f(r.us.sdk, 0)} | ${f(r.us.replayFloor, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.statelessVsHandWrittenAll)} | ${f(r.liveVsSdk)} | ${f(r.floorVsHandWritten)} | ${f(r.statelessVsFloor)} |`);
@@ -91,6 +108,8 @@ lines.push("", `Token: each small answer (${token[0]!.answerJsonBytes} bytes of 
 lines.push("", "Store — per round of a 3-ask call (µs): this process's CPU, and wall time (a Redis or PostgreSQL round trip is mostly waiting):", "");
 lines.push("| store | CPU per round | wall per round | CPU vs no store |", "|---|---|---|---|");
 for (const s of store) lines.push(`| ${s.store === "none" ? "none (stateless)" : s.store} | ${f(s.cpuUsPerRound, 1)} | ${f(s.wallUsPerRound, 1)} | ${f(s.vsNone)} |`);
+lines.push("", "Three instances without affinity (round-robin), server CPU per whole call (µs):", "", "| R | defaults | liveCalls 0 | (b) | a/b defaults | a/b liveCalls 0 | defaults / liveCalls 0 |", "|---|---|---|---|---|---|---|");
+for (const r of instances) lines.push(`| ${r.rounds} | ${f(r.us.live, 0)} | ${f(r.us.stateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.liveVsStateless)} |`);
 lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server: generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)}.`);
 const markdown = lines.join("\n");
 console.log(markdown);
