@@ -1,3 +1,4 @@
+import { formatJournal } from "../journal/inspect.js";
 import { createTaskAdmin, type TaskDetail, type TaskSummary } from "../tasks/admin.js";
 import { TASK_STATUSES, type TaskStatus } from "../wire/index.js";
 import { parseCommand } from "./args.js";
@@ -37,13 +38,7 @@ function detail(t: TaskDetail): string[] {
     `  call      ${t.callId}`,
   ];
   if (t.statusMessage !== undefined) lines.push(`  message   ${t.statusMessage}`);
-  lines.push(`  journal   ${t.journal.length} record${t.journal.length === 1 ? "" : "s"}`);
-  for (const r of t.journal) lines.push(`    #${r.index} ${r.effect} → ${r.value}`);
-  const waiting = Object.entries(t.waitingFor);
-  if (waiting.length > 0) {
-    lines.push("  waiting for");
-    for (const [key, method] of waiting) lines.push(`    ${key}: ${method}`);
-  }
+  lines.push(...formatJournal(t.journal, t.waitingFor));
   const cut = (v: unknown) => {
     const text = JSON.stringify(v);
     return text.length > 400 ? `${text.slice(0, 400)}…` : text;

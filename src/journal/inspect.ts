@@ -128,6 +128,21 @@ const ago = (ms: number) => {
   return ms >= 0 ? `in ${text}` : `${text} ago`;
 };
 
+/**
+ * A journal (`undefined`: not at hand, e.g. spilled) and the asks waited for, as terminal lines:
+ * one printer for `inspect` (a token) and `tasks show` (a task record).
+ */
+export function formatJournal(records: readonly InspectedRecord[] | undefined, waitingFor: Readonly<Record<string, string>>): string[] {
+  const lines: string[] = [];
+  if (records !== undefined) {
+    lines.push(`  journal   ${records.length} record${records.length === 1 ? "" : "s"}`);
+    for (const r of records) lines.push(`    #${r.index} ${r.effect} → ${r.value}`);
+  }
+  const waiting = Object.entries(waitingFor);
+  if (waiting.length > 0) lines.push("  waiting for", ...waiting.map(([key, what]) => `    ${key}: ${what}`));
+  return lines;
+}
+
 /** The report as lines for a terminal. */
 export function formatStateReport(report: StateReport, now = Date.now()): string[] {
   const lines = [
@@ -138,15 +153,7 @@ export function formatStateReport(report: StateReport, now = Date.now()): string
   ];
   if (report.callId !== undefined) lines.push(`  call      ${report.callId}, ${report.round} round${report.round === 1 ? "" : "s"} done${report.definitionVersion !== undefined ? `, definition version ${JSON.stringify(report.definitionVersion)}` : ""}`);
   if (report.spilled) lines.push(`  journal   spilled to the server's store (entry state:${report.spilled.id}, sha256 ${report.spilled.digest}); not in the token`);
-  else {
-    lines.push(`  journal   ${report.records.length} record${report.records.length === 1 ? "" : "s"}`);
-    for (const r of report.records) lines.push(`    #${r.index} ${r.effect} → ${r.value}`);
-  }
-  const waiting = Object.entries(report.outstanding);
-  if (waiting.length > 0) {
-    lines.push("  waiting for");
-    for (const [key, what] of waiting) lines.push(`    ${key}: ${what}`);
-  }
+  lines.push(...formatJournal(report.spilled ? undefined : report.records, report.outstanding));
   const partial = Object.entries(report.partial);
   if (partial.length > 0) {
     lines.push("  answers kept for a partly answered all(...)");
