@@ -4,7 +4,12 @@ import { defineConfig } from "vitest/config";
 // measurements. They run in a project of their own, one file at a time and after the fast
 // tests, so on a busy 2-core machine they do not compete with each other (or with the fast
 // tests) for the CPU their time limits assume. `npm test` runs both projects.
-const SYSTEM = ["test/package.test.ts", "test/durable-http.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts"];
+const SYSTEM = ["test/package.test.ts", "test/durable-http.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts", "test/edge-runtimes.test.ts"];
+
+// The fault-injection suites (every store operation failed in turn, every way: minutes of CPU)
+// are a project of their own, so the fast tests can run alone — on Node 22 and 24 in CI
+// (`npm run test:node`) — while `npm test` still runs all three.
+const FAULTS = ["test/faults-*.test.ts"];
 
 // Tests import the package by name ("mcp-yield", "mcp-yield/server", ...) as users do; the
 // "source" export condition points those names at src/ so no build is needed first.
@@ -19,7 +24,8 @@ export default defineConfig({
     // system project still runs its files one at a time (fileParallelism: false).
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: SYSTEM, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: [...SYSTEM, ...FAULTS], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "faults", include: FAULTS, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: "system", include: SYSTEM, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },

@@ -32,6 +32,12 @@ export interface StateCodec<T = unknown> {
   readonly ttlSeconds: number;
   readonly maxTokenBytes: number;
   /**
+   * Which crypto seals and opens: `node` (the runtime's `node:crypto`: Node, Bun, Deno, Workers
+   * with nodejs_compat) or `portable` (pure JS, where `node:crypto` is absent). The bytes are the
+   * same either way: tokens move between runtimes.
+   */
+  readonly crypto: "node" | "portable";
+  /**
    * Mint a token binding `data` (and an optional raw text `body`, carried after it as it is)
    * to one call. Throws `StateError("too_large")` past the limit.
    */
@@ -280,5 +286,5 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     return encodeTextBase64url(text) === body && constantTimeEqualText(mac, textMac(key, purpose, text)) ? text : undefined;
   }
 
-  return { mode, ttlSeconds, maxTokenBytes, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
+  return { mode, ttlSeconds, maxTokenBytes, crypto: backend.name, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
 }

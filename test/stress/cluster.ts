@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { freePort, startProcess, stopProcess } from "../support/processes.js";
 
 /**
  * Example-server processes on loopback: `npm start` as a user would run it (tsx, the
@@ -9,17 +9,6 @@ import { fileURLToPath } from "node:url";
  */
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export class Instance {
   private child: ChildProcess | undefined;
@@ -37,38 +26,20 @@ export class Instance {
   /** Start and resolve once the server prints that it listens. */
   async start(keys = this.keys): Promise<void> {
     this.keys = keys;
-    const child = spawn(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "examples/server.ts"], {
+    const started = await startProcess(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "examples/server.ts"], {
       cwd: root,
       env: { ...process.env, ...this.env, PORT: String(this.port), MCP_YIELD_KEYS: keys },
-      stdio: ["ignore", "pipe", "pipe"],
+      ready: /listening on/,
+      what: `instance on ${this.port}`,
     });
-    this.child = child;
-    let stderr = "";
-    child.stderr!.on("data", (d: Buffer) => (stderr += String(d)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`instance on ${this.port} did not start: ${stderr}`)), 30_000);
-      child.stdout!.on("data", (d: Buffer) => {
-        if (String(d).includes("listening on")) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`instance on ${this.port} exited (${code}): ${stderr}`));
-      });
-    });
+    this.child = started.child;
   }
 
   /** SIGKILL (a crash) or SIGTERM (a graceful restart); resolves when the process is gone. */
   async stop(signal: "SIGKILL" | "SIGTERM" = "SIGTERM"): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once("exit", () => resolve());
-      child.kill(signal);
-    });
+    await stopProcess(child, signal);
   }
 
   async restart(keys = this.keys, signal: "SIGKILL" | "SIGTERM" = "SIGTERM"): Promise<void> {

