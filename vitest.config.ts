@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 // measurements. They run in a project of their own, one file at a time and after the fast
 // tests, so on a busy 2-core machine they do not compete with each other (or with the fast
 // tests) for the CPU their time limits assume. `npm test` runs both projects.
-const SYSTEM = ["test/package.test.ts", "test/durable-http.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts", "test/edge-runtimes.test.ts"];
+const SYSTEM = ["test/package.test.ts", "test/durable-http.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts", "test/edge-runtimes.test.ts", "test/inspector.test.ts"];
 
 // The fault-injection suites (every store operation failed in turn, every way: minutes of CPU)
 // are a project of their own, so the fast tests can run alone — on Node 22 and 24 in CI
