@@ -1,7 +1,7 @@
 // The HTTP benchmark's server: one process, two endpoints on the same SDK stack.
 // /gen serves the 3-ask `count` tool written as a generator (mcp-yield/server);
 // /hand serves the same tool hand-written on McpServer.registerTool with our codec.
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, inputRequired, McpServer, type ServerContext } from "@modelcontextprotocol/server";
@@ -44,8 +44,8 @@ const hand = createMcpHandler(() => {
   return server;
 });
 
-const genNode = toNodeHandler(gen);
-const handNode = toNodeHandler(hand);
+const genNode = toNodeHandler(gen) as RequestListener;
+const handNode = toNodeHandler(hand) as RequestListener;
 const server = createServer((req, res) => {
   const path = (req.url ?? "").split("?")[0];
   if (path === "/gen") void genNode(req, res);

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
@@ -106,8 +106,9 @@ export async function startExampleServer(options: { port?: number; keys?: StateK
     onError: options.onError ?? ((error, info) => console.error(`[mcp-yield] ${info.method} ${info.target} round ${info.round}${info.taskId ? ` task ${info.taskId}` : ""}:`, error)),
   });
   const app = createApp(runtime);
-  const mcp = toNodeHandler(app);
-  const signals = toNodeHandler({ fetch: createSignalHandler(runtime) });
+  // The casts: the SDK types Node's request loosely, which exactOptionalPropertyTypes refuses.
+  const mcp = toNodeHandler(app) as RequestListener;
+  const signals = toNodeHandler({ fetch: createSignalHandler(runtime) }) as RequestListener;
   route = (req, res) => {
     const path = (req.url ?? "").split("?")[0]!;
     if (path === "/mcp") return void mcp(req, res);

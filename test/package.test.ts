@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -90,8 +90,9 @@ ${tool}
 export const check: Promise<unknown> = simulate(bookFlight, { destination: "x" }, {});
 `,
   // The SDK's own declarations need Node's types; ours need none (the bundler project has none).
-  "tsconfig.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, skipLibCheck: false, outDir: "build", rootDir: "src", types: ["node"] }, files: ["src/esm.mts", "src/cjs.cts", "src/server.mts"] }),
-  "tsconfig.bundler.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext", moduleResolution: "bundler", strict: true, skipLibCheck: false, noEmit: true, types: [] }, files: ["src/bundler.ts"] }),
+  // exactOptionalPropertyTypes: the strictest setting a user's project may have.
+  "tsconfig.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, outDir: "build", rootDir: "src", types: ["node"] }, files: ["src/esm.mts", "src/cjs.cts", "src/server.mts", "src/readme/serve.mts"] }),
+  "tsconfig.bundler.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext", moduleResolution: "bundler", strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, noEmit: true, types: [] }, files: ["src/bundler.ts"] }),
 };
 
 beforeAll(async () => {
@@ -101,12 +102,17 @@ beforeAll(async () => {
   await run("npm", ["run", "build"], { cwd: root, timeout: 120_000 });
   await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], { cwd: root, timeout: 120_000 });
   const tarball = (await readdir(dir)).find((f) => f.endsWith(".tgz"))!;
+  // The README's quickstart and serve snippets, as a user pastes them into an ESM project.
+  for (const snippet of ["quickstart", "serve"]) {
+    const text = (await readFile(join(root, "examples/readme", `${snippet}.ts`), "utf8")).replace('"./quickstart.js"', '"./quickstart.mjs"');
+    files[`src/readme/${snippet}.mts`] = text;
+  }
   for (const [name, text] of Object.entries(files)) {
     await run("mkdir", ["-p", join(dir, name, "..")]);
     await writeFile(join(dir, name), text);
   }
   // pg at the lowest version the optional peer range allows: the installed CLI's tasks commands load it.
-  await run("npm", ["install", "--no-audit", "--no-fund", join(dir, tarball), `zod@${LOWEST_ZOD}`, "@modelcontextprotocol/server@2.4.0", "typescript@5.9.3", "@types/node@20", `pg@${LOWEST_PG}`], { cwd: dir, timeout: 240_000 });
+  await run("npm", ["install", "--no-audit", "--no-fund", join(dir, tarball), `zod@${LOWEST_ZOD}`, "@modelcontextprotocol/server@2.4.0", "@modelcontextprotocol/node@2.1.2", "typescript@5.9.3", "@types/node@20", `pg@${LOWEST_PG}`], { cwd: dir, timeout: 240_000 });
 }, 300_000);
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });

@@ -27,7 +27,7 @@ describe("progress in a foreground call", () => {
     const client = new Client({ name: "c", version: "1.0.0" }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } }, inputRequired: { autoFulfill: true } });
     client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { ok: true } }) as never);
     await client.connect(new StreamableHTTPClientTransport(new URL("http://in-process/mcp"), { fetch: (url, init) => handler.fetch(new Request(url, init)) }));
-    const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+    const seen: Array<{ progress: number; total?: number | undefined; message?: string | undefined }> = [];
     const result = await client.callTool({ name: "work", arguments: {} }, { onprogress: (p) => seen.push(p) });
     expect(result.content).toEqual([{ type: "text", text: "accept" }]);
     // The second round replays the first progress (recorded): only the new one is sent. (The

@@ -21,6 +21,20 @@ describe("README snippets", () => {
     expect(readme).toContain("```ts\n" + code + "\n```");
   });
 
+  it("the install lines name every package the snippets import", () => {
+    const installed = new Set([...readme.matchAll(/^npm install ([^#\n]+)/gm)].flatMap((m) => m[1]!.trim().split(/\s+/)));
+    const imported = new Set(
+      snippets.flatMap((file) =>
+        [...readFileSync(new URL(`../examples/readme/${file}`, import.meta.url), "utf8").matchAll(/from "([^".][^"]*)"/g)]
+          .map((m) => m[1]!)
+          .filter((spec) => !spec.startsWith("node:"))
+          .map((spec) => (spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!)),
+      ),
+    );
+    expect(imported.size).toBeGreaterThan(3);
+    expect([...imported].filter((pkg) => !installed.has(pkg))).toEqual([]);
+  });
+
   it("the quickstart tool completes under simulate, as the README shows", async () => {
     const { bookFlight } = await import("../examples/readme/quickstart.js");
     const sim = await simulate(bookFlight, { destination: "Lisbon" }, { confirm: accept({ confirm: true }) });

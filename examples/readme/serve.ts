@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { createMemoryStore, createRuntime, parseKeyRing } from "mcp-yield";
@@ -18,4 +18,6 @@ const handler = createMcpHandler(() => {
   register(server, [bookFlight], { runtime }); // tools, prompts and resources
   return server;
 });
-export const http = createServer(toNodeHandler(handler)).listen(Number(process.env.PORT ?? 3000), "127.0.0.1");
+// The cast: the SDK types Node's request loosely, which exactOptionalPropertyTypes refuses.
+const listener = toNodeHandler(handler) as RequestListener;
+export const http = createServer(listener).listen(Number(process.env.PORT ?? 3000), "127.0.0.1");

@@ -99,7 +99,7 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** The members every definition shares, checked once: a valid name and a function `run`. */
-function common<S extends { name: string; version?: string; run: unknown }>(kind: string, spec: S): { name: string; version: string | undefined; run: S["run"] } {
+function common<S extends { name: string; version?: string | undefined; run: unknown }>(kind: string, spec: S): { name: string; version: string | undefined; run: S["run"] } {
   if (typeof spec.name !== "string" || !NAME.test(spec.name)) throw new TypeError(`${kind} name must be 1-128 characters of [A-Za-z0-9_.-], got ${JSON.stringify(spec.name)}`);
   if (typeof spec.run !== "function") throw new TypeError(`${kind} "${spec.name}": run must be a function* or async function*`);
   return { name: spec.name, version: spec.version, run: spec.run };
@@ -108,15 +108,15 @@ function common<S extends { name: string; version?: string; run: unknown }>(kind
 /** Define a tool whose `run` may `yield*` effects. */
 export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = undefined>(spec: {
   name: string;
-  title?: string;
+  title?: string | undefined;
   description: string;
   input: I;
   output?: O;
-  version?: string;
+  version?: string | undefined;
   /** Whether the tool may or must run as an MCP task (default `"never"`). */
-  task?: TaskSupport;
+  task?: TaskSupport | undefined;
   /** Where a task-run call becomes a task (default `"start"`). */
-  taskFrom?: TaskFrom;
+  taskFrom?: TaskFrom | undefined;
   run: (input: z.output<I>, ctx: RunContext) => RunGenerator<ToolReturn<O extends z.ZodType ? z.output<O> : undefined>>;
 }): ToolDefinition<I, ToolReturn<O extends z.ZodType ? z.output<O> : undefined>> {
   const task = spec.task ?? "never";
@@ -129,8 +129,8 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
 /** One argument of a prompt, as `prompts/list` shows it. */
 export interface PromptArgument {
   name: string;
-  description?: string;
-  required?: boolean;
+  description?: string | undefined;
+  required?: boolean | undefined;
 }
 
 /** What a prompt's `run` may return. */
@@ -150,10 +150,10 @@ export interface PromptDefinition {
 /** Define a prompt whose `run` may `yield*` effects and returns messages (a string becomes one user message). */
 export function prompt(spec: {
   name: string;
-  title?: string;
+  title?: string | undefined;
   description: string;
-  arguments?: PromptArgument[];
-  version?: string;
+  arguments?: PromptArgument[] | undefined;
+  version?: string | undefined;
   run: (args: Record<string, string>, ctx: RunContext) => RunGenerator<PromptReturn>;
 }): PromptDefinition {
   return { type: "prompt", ...common("prompt", spec), title: spec.title, description: spec.description, arguments: spec.arguments ?? [] };
@@ -177,9 +177,9 @@ export interface ResourceDefinition {
 export function resource(spec: {
   uri: string;
   name: string;
-  description?: string;
-  mimeType?: string;
-  version?: string;
+  description?: string | undefined;
+  mimeType?: string | undefined;
+  version?: string | undefined;
   run: (uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
 }): ResourceDefinition {
   if (typeof spec.uri !== "string" || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(spec.uri)) throw new TypeError(`resource uri must be an absolute URI, got ${JSON.stringify(spec.uri)}`);
@@ -204,10 +204,10 @@ export interface ResourceTemplateDefinition<V = Record<string, string>> {
 export interface ResourceTemplateSpec<T extends string> {
   uriTemplate: T;
   name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  version?: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  mimeType?: string | undefined;
+  version?: string | undefined;
 }
 
 /**

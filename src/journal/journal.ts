@@ -26,7 +26,7 @@ export type JournalRecord = [fingerprint: string, value: string];
 /** The state's header (sealed as the token's data), the journal itself going in the body. */
 export interface StateHeader {
   /** The definition's `version` when the state was minted. */
-  v?: string;
+  v?: string | undefined;
   /** Rounds completed so far (the server-side round cap counts these). */
   r: number;
   /** A random id for the whole call, the root of `ctx.idempotencyKey`. */
@@ -34,7 +34,7 @@ export interface StateHeader {
   /** Outstanding asks of the last round: key → fingerprint. */
   o: Record<string, string>;
   /** Valid answers already collected for a partly answered `all(...)`: key → value text. */
-  p?: Record<string, string>;
+  p?: Record<string, string> | undefined;
 }
 
 /** A journal as the runtime holds it: the header, the records, and their text (format 2). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { elicitResult } from "../wire/index.js";
+import { elicitResult, type InputRequest } from "../wire/index.js";
 import type { AskEffect } from "../authoring/effects.js";
 import { plainElicitResult } from "../wire/plain-params.js";
 
@@ -40,6 +40,41 @@ const recordedRoots = z.object({
   roots: z.array(z.object({ uri: z.string().startsWith("file://"), name: z.string().optional() })),
 });
 
+/** At most this much of the problem goes into a re-ask's message (a schema may report many issues). */
+const MAX_PROBLEM_CHARS = 300;
+
+/** A schema's complaint in words a person answering can act on: `field: message; …`. */
+function issuesText(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): string {
+  const text = issues.map((i) => (i.path.length > 0 ? `${i.path.map(String).join(".")}: ${i.message}` : i.message)).join("; ");
+  return text.length > MAX_PROBLEM_CHARS ? `${text.slice(0, MAX_PROBLEM_CHARS - 1)}…` : text;
+}
+
+/**
+ * A form elicitation asked again because its last answer was refused: the same ask (its
+ * fingerprint is computed from the ask, not from this request), its message saying why, so the
+ * person answering is not shown the same question with no reason.
+ */
+function reaskedRequest(request: InputRequest, problem: string): InputRequest {
+  if (request.method !== "elicitation/create") return request;
+  return { ...request, params: { ...request.params, message: `${request.params.message}${REFUSED_PREFIX}${problem}${REFUSED_SUFFIX}` } };
+}
+
+/** The asks as the client gets them: each one whose last answer was refused says why. */
+export function withRefusals(inputRequests: Record<string, InputRequest>, refused: Record<string, string> | undefined): Record<string, InputRequest> {
+  if (refused === undefined) return inputRequests;
+  return Object.fromEntries(Object.entries(inputRequests).map(([key, request]) => [key, Object.hasOwn(refused, key) ? reaskedRequest(request, refused[key]!) : request]));
+}
+
+const REFUSED_PREFIX = "\n\n(Your previous answer was not accepted: ";
+const REFUSED_SUFFIX = ". Please answer again.)";
+
+/** A re-ask's message split back into the ask's own message and why the last answer was refused. */
+export function refusalIn(message: string): { message: string; problem: string | undefined } {
+  const at = message.lastIndexOf(REFUSED_PREFIX);
+  if (at < 0 || !message.endsWith(REFUSED_SUFFIX)) return { message, problem: undefined };
+  return { message: message.slice(0, at), problem: message.slice(at + REFUSED_PREFIX.length, message.length - REFUSED_SUFFIX.length) };
+}
+
 /**
  * Validate a client's answer against the ask it was given for. Elicitation content is checked
  * against the author's zod schema; sampling and roots results against their wire shape, keeping
@@ -65,7 +100,7 @@ export function checkAnswer(effect: AskEffect, answer: unknown): AnswerCheck {
       } catch (cause) {
         throw new AnswerSchemaError(`the answer schema threw while validating an answer: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
       }
-      if (!content.success) return { ok: false, problem: "accepted content does not match the requested schema" };
+      if (!content.success) return { ok: false, problem: issuesText(content.error.issues) };
       return { ok: true, value: { action, content: content.data } };
     }
     case "sample": {

@@ -51,7 +51,7 @@ export interface RoundInput {
    */
   verify?: { pending: string | undefined };
   /** Collects what the code did at each journal position (to name what changed). */
-  trace?: Map<number, Traced>;
+  trace?: Map<number, Traced> | undefined;
   /**
    * What `runAsTask()` does past the journal: `"foreground"` (default) records that the call
    * stays in the foreground; `"become"` records that it becomes a task and ends the round there
@@ -105,7 +105,7 @@ export interface Suspended {
   /** The journal up to (not including) the pending effect — what the sealed state holds. */
   records: JournalRecord[];
   /** The effect to take up again (an ask); absent when the generator goes on with `send`. */
-  pending?: { effect: Effect; key: string | undefined; fp: string };
+  pending?: { effect: Effect; key: string | undefined; fp: string } | undefined;
   /** What the generator receives next when there is no pending effect. */
   send?: unknown;
   /** Asks the call made before the pending one (numbers the default keys). */
@@ -126,5 +126,11 @@ export type RoundOutcome =
       journal: JournalRecord[];
       outstanding: Record<string, string>;
       partial: Record<string, string> | undefined;
+      /**
+       * Why this request's answer to an ask (a form elicitation) was refused, by key: the ask is
+       * the same, and `inputRequests` is what the code asks; what goes to the client says why
+       * (`withRefusals`). Not compared when a round is replayed to check it is deterministic.
+       */
+      refused: Record<string, string> | undefined;
       suspended: Suspended;
     };

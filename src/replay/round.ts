@@ -70,6 +70,8 @@ export class Round {
   private inStep = false;
   /** Keys whose answer this round already used: one answer serves one ask. */
   private readonly consumed = new Set<string>();
+  /** Answers of this request that were refused, by key: why (a re-ask's message says it). */
+  private readonly refused = new Map<string, string>();
   /** A divergence found inside author code (which might catch it): rethrown after `next()`. */
   private diverged: DivergenceError | undefined;
 
@@ -457,7 +459,10 @@ export class Round {
       if (error instanceof AnswerSchemaError) throw new AuthorCodeError(new Error(`ask "${key}": ${error.message}`, { cause: error.cause }));
       throw error;
     }
-    if (!check.ok) return undefined;
+    if (!check.ok) {
+      this.refused.set(key, check.problem);
+      return undefined;
+    }
     this.consumed.add(key);
     // Encoded once: what is recorded of an elicitation is its accepted content (a path in the
     // error is then within the content), of any other ask the whole answer.
@@ -500,10 +505,13 @@ export class Round {
   ): RoundOutcome {
     const missing: Capability[] = [];
     const inputRequests: Record<string, InputRequest> = {};
+    let refused: Record<string, string> | undefined;
     for (const [k, a] of asks) {
       const needed = ASK_KINDS[a.kind].capability;
       if (!this.input.declared(needed) && !missing.includes(needed)) missing.push(needed);
       inputRequests[k] = requestOf(a) as InputRequest;
+      const problem = a.kind === "elicit" ? this.refused.get(k) : undefined;
+      if (problem !== undefined) (refused ??= {})[k] = problem;
     }
     if (missing.length > 0) throw new MissingCapabilityError(missing, this.input.undeclared === true);
     return {
@@ -512,6 +520,7 @@ export class Round {
       journal: this.records,
       outstanding,
       partial: partial && Object.keys(partial).length > 0 ? partial : undefined,
+      refused,
       suspended: { generator, records: this.records, pending, asks: this.asks },
     };
   }

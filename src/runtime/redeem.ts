@@ -29,11 +29,11 @@ export type RoundResponse = { result: unknown } | { error: JsonRpcErrorObject };
  * carried (where the previous round had stopped).
  */
 export interface Continuation {
-  h: { r: number; c: string; o: Record<string, string>; p?: Record<string, string>; v?: string };
+  h: { r: number; c: string; o: Record<string, string>; p?: Record<string, string> | undefined; v?: string | undefined };
   t: string;
   n: number;
   /** The id of the task the round was creating, when it had reached `runAsTask()`. */
-  task?: string;
+  task?: string | undefined;
 }
 
 /** The right to run a round (`run`, perhaps from a continuation), or the response the round already gave (`stored`). */

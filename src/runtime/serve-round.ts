@@ -4,6 +4,7 @@ import { type JournalRecord, parseLines, payloadFrom, recordLines, type StateHea
 import { CallContext } from "../replay/call-context.js";
 import { checkReplay } from "../replay/double-run.js";
 import { withAmbient } from "../replay/ambient.js";
+import { withRefusals } from "../replay/answers.js";
 import { AuthorCodeError, DivergenceError, type ErrorInfo, NondeterminismError } from "../replay/errors.js";
 import type { LiveCall, LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome, type Suspended, type Traced } from "../replay/round.js";
@@ -363,7 +364,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       observed.asks = Object.entries(outcome.inputRequests).map(([key, r]) => ({ key, method: r.method }));
       observed.stateBytesOut = requestState.length;
     }
-    return { resultType: "input_required", inputRequests: outcome.inputRequests, requestState };
+    return { resultType: "input_required", inputRequests: withRefusals(outcome.inputRequests, outcome.refused), requestState };
   }
 
   /** A failed double-run is a server-side fault: reported, then the round's error. */

@@ -96,10 +96,10 @@ export function register(server: McpServer, definitions: readonly Definition[], 
   for (const def of definitions) {
     if (def.type === "tool") {
       tools.set(def.name, def);
-      server.registerTool(def.name, { title: def.title, description: def.description, inputSchema: def.input, ...(def.output ? { outputSchema: def.output } : {}) }, unreachable);
+      server.registerTool(def.name, { ...(def.title !== undefined ? { title: def.title } : {}), description: def.description, inputSchema: def.input, ...(def.output ? { outputSchema: def.output } : {}) }, unreachable);
     } else if (def.type === "prompt") {
       prompts.set(def.name, def);
-      server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: promptArgsSchema(def) }, unreachable);
+      server.registerPrompt(def.name, { ...(def.title !== undefined ? { title: def.title } : {}), description: def.description, argsSchema: promptArgsSchema(def) }, unreachable);
     } else if (def.type === "resource") {
       resources.set(def.uri, def);
       server.registerResource(def.name, def.uri, { ...(def.description ? { description: def.description } : {}), ...(def.mimeType ? { mimeType: def.mimeType } : {}) }, unreachable);

@@ -6,9 +6,9 @@ export interface StateBinding {
   /** Tool or prompt name, or resource uri. */
   target: string;
   /** The call's arguments; bound as a SHA-256 digest of their canonical JSON. */
-  arguments?: unknown;
+  arguments?: unknown | undefined;
   /** The authenticated principal, if any; stored only as a keyed hash. */
-  principal?: string;
+  principal?: string | undefined;
   /**
    * `digestOf(arguments)` when the caller already has it (the runtime computes it once per
    * round for both open and seal); must match `arguments`.

@@ -17,6 +17,7 @@ import { decodeValue, digestOf, encodeBase64url, randomBytes, randomUuid } from 
 import { StoreError } from "../store/index.js";
 import { capabilityCheck, ErrorCode, ProtocolError } from "../wire/index.js";
 import { CallContext } from "../replay/call-context.js";
+import { withRefusals } from "../replay/answers.js";
 import type { ToolDefinition } from "../authoring/definitions.js";
 import { AuthorCodeError, type ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
@@ -290,7 +291,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     const parkedNow = await update(record.id, (r) => {
       if (!owned(r, run)) return false;
       const used = new Set(r.used);
-      const waiting = Object.entries(outcome.inputRequests).map(([key, request]) => {
+      const waiting = Object.entries(withRefusals(outcome.inputRequests, outcome.refused)).map(([key, request]) => {
         const wire = wireKeyFor(key, used);
         used.add(wire);
         return { wire, key, fp: outcome.outstanding[key]!, request };

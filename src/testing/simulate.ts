@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolContent, ToolDefinition, ToolError } from "../authoring/definitions.js";
 import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import { createMemoryStore } from "../store/index.js";
+import { refusalIn } from "../replay/answers.js";
 import { followTask, type ScriptedSignals, type SimulatedTask, type SimulatedWorld, withFailingSteps } from "./simulate-task.js";
 import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
 
@@ -25,7 +26,13 @@ export type Answers = Record<string, ScriptedAnswer | ScriptedAnswer[]> | ((requ
 function requestSummary(request: InputRequest): string {
   const params = (request.params ?? {}) as { message?: unknown; requestedSchema?: unknown };
   const schema = params.requestedSchema === undefined ? "" : `, schema ${JSON.stringify(params.requestedSchema).slice(0, 300)}`;
-  return `${request.method}${typeof params.message === "string" ? ` "${params.message}"` : ""}${schema}`;
+  return `${request.method}${typeof params.message === "string" ? ` "${refusalIn(params.message).message}"` : ""}${schema}`;
+}
+
+/** Why the server refused the last answer to `request`, when its re-ask says so. */
+function refusalOf(request: InputRequest): string | undefined {
+  const message = (request.params as { message?: unknown } | undefined)?.message;
+  return typeof message === "string" ? refusalIn(message).problem : undefined;
 }
 
 /** What `simulate` takes as the call's input: a tool's arguments, a prompt's, the uri to read for a resource template, or nothing for a resource. */
@@ -43,10 +50,10 @@ export type SimulatedPaths = "replay" | "resume" | "both";
 /** Options of `simulate`. */
 export interface SimulateOptions {
   /** Declared client capabilities, for every round or per round; default: elicitation (form + url), sampling and roots. */
-  capabilities?: ClientCapabilities | ((round: number) => ClientCapabilities);
-  principal?: string;
+  capabilities?: (ClientCapabilities | ((round: number) => ClientCapabilities)) | undefined;
+  principal?: string | undefined;
   /** Give up after this many rounds. Default 50. */
-  maxRounds?: number;
+  maxRounds?: number | undefined;
   /**
    * - `"replay"` (default): every round replays from the sealed state, as when each round lands
    *   on another instance.
@@ -55,17 +62,17 @@ export interface SimulateOptions {
    *   instance would, with the asks or result compared (the runtime's `verifyReplay`); any
    *   difference fails naming the round and the first differing effect.
    */
-  paths?: SimulatedPaths;
+  paths?: SimulatedPaths | undefined;
   /** Options for the runtimes simulate builds (keys, limits, clock, ...); its own defaults otherwise. */
-  runtimeOptions?: Partial<RuntimeOptions>;
+  runtimeOptions?: Partial<RuntimeOptions> | undefined;
   /**
    * Your own runtime(s) instead (a list is used round-robin, one per round, like instances behind
    * a load balancer; they must share keys). `paths` and `runtimeOptions` are then ignored, and
    * author errors reach that runtime's `onError` rather than the simulation.
    */
-  runtime?: Runtime | Runtime[];
+  runtime?: Runtime | Runtime[] | undefined;
   /** Author failures (a throw in `run` or a step, a bad result): `"throw"` (default) rejects; `"return"` lists them in `errors`. */
-  authorErrors?: "throw" | "return";
+  authorErrors?: "throw" | "return" | undefined;
   /**
    * A call that becomes a task is followed to its end (the client declaring the tasks extension
    * in `capabilities`): asks answered from `answers` through tasks/update, sleeps, retry delays
@@ -74,9 +81,9 @@ export interface SimulateOptions {
    * completes, the task is replayed from its journal and the result compared (unless `paths`
    * is `"resume"`).
    */
-  signals?: ScriptedSignals;
+  signals?: ScriptedSignals | undefined;
   /** Steps that fail: the first `n` attempts of the named step throw (a retrying step then retries). */
-  failSteps?: Record<string, number>;
+  failSteps?: Record<string, number> | undefined;
 }
 
 /** One round of a simulation that ended with `input_required`. */
@@ -291,7 +298,7 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
   if (stuck.length > 0) {
     const [key, e] = stuck[0]!;
     throw new Error(
-      `simulate: the call did not complete within ${maxRounds} rounds: it asked for "${key}" in each of the last ${e.times} rounds and got the same answer each time, ${JSON.stringify(e.answer)} — an answer the ask's schema refuses is asked for again. Check it against the ask (${requestSummary(e.request!)}).`,
+      `simulate: the call did not complete within ${maxRounds} rounds: it asked for "${key}" in each of the last ${e.times} rounds and got the same answer each time, ${JSON.stringify(e.answer)} — ${refusalOf(e.request!) !== undefined ? `which the ask's schema refuses: ${refusalOf(e.request!)}` : "an answer the ask's schema refuses is asked for again"}. Check it against the ask (${requestSummary(e.request!)}).`,
     );
   }
   throw new Error(`simulate: the call did not complete within ${maxRounds} rounds`);
