@@ -6,6 +6,7 @@ import { createMemoryStore, createRuntime, createSignalHandler, formatRoundTrace
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import { register } from "mcp-yield/server";
+import { refuseOversized } from "./oversized.js";
 import { bookFlight } from "./tools/book-flight.js";
 import { conformanceFixtures } from "./tools/conformance.js";
 import { durableFixtures } from "./tools/durable.js";
@@ -107,11 +108,11 @@ export async function startExampleServer(options: { port?: number; keys?: StateK
   });
   const app = createApp(runtime);
   // The casts: the SDK types Node's request loosely, which exactOptionalPropertyTypes refuses.
-  const mcp = toNodeHandler(app) as RequestListener;
+  const mcp = toNodeHandler(app, { maxRequestBodySize: MAX_REQUEST_BODY_BYTES }) as RequestListener;
   const signals = toNodeHandler({ fetch: createSignalHandler(runtime) }) as RequestListener;
   route = (req, res) => {
     const path = (req.url ?? "").split("?")[0]!;
-    if (path === "/mcp") return void mcp(req, res);
+    if (path === "/mcp") return void (refuseOversized(req, res, MAX_REQUEST_BODY_BYTES) || mcp(req, res));
     if (path.startsWith("/signals/")) return void signals(req, res);
     res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the MCP endpoint is /mcp (task signals: /signals/<token>)\n");
   };

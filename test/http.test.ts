@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Agent, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callWithInput, ClientError, createFetchSender, type InputHandlers, sdkSender } from "mcp-yield/client";
 import { contentFor } from "../examples/answer-from-schema.js";
@@ -130,6 +131,55 @@ describe("example tools over HTTP", () => {
     let calls = 0;
     await callWithInput(async () => (++calls < 3 ? { resultType: "input_required", requestState: "s" } : { content: [] }), "tools/call", { name: "x" }, {});
     expect(calls).toBe(3); // state-only rounds are retried at once; a missing resultType means complete
+  });
+
+  it("an oversized body sent with Node's fetch gets the HTTP 413 it is, on a connection kept alive for the next request", async () => {
+    // A server of its own: the connections counted are this test's.
+    const own = await startExampleServer({ keys: [{ id: "http", secret: new Uint8Array(32).fill(4) }] });
+    const sockets: Array<{ destroyed: boolean }> = [];
+    own.server.on("request", (req: { socket: { destroyed: boolean } }) => sockets.push(req.socket));
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "book_flight" };
+    const oversized = (mb: number) => JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "book_flight", arguments: { destination: "x".repeat(mb * 1024 * 1024) } } });
+    const refusal = { jsonrpc: "2.0", error: { code: -32000, message: "Payload Too Large: Request body must not exceed 1048576 bytes" }, id: null };
+    try {
+      for (const mb of [2, 5, 12]) {
+        sockets.length = 0;
+        const response = await fetch(own.url, { method: "POST", headers, body: oversized(mb) });
+        expect(response.status).toBe(413);
+        expect(response.headers.get("connection")).toBe("keep-alive");
+        expect(await response.json()).toEqual(refusal);
+        const send = createFetchSender(own.url, { capabilities: { elicitation: {} } });
+        const next = await callWithInput<{ content: Array<{ type: string; text?: string }> }>(send, "tools/call", { name: "plan_trip", arguments: {} }, handlers);
+        expect(textOf(next)).toMatch(/Ada is going to Nairobi/);
+        expect(sockets[0]!.destroyed, `${mb} MB: the server closed the connection of the 413`).toBe(false);
+      }
+      // One keep-alive connection, no more (node:http's agent, which reuses a connection whenever
+      // it is free — fetch's pool may open a second one anyway): the 413 and the request after it share it.
+      sockets.length = 0;
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const post = (body: string) =>
+          new Promise<{ status: number; text: string }>((resolve, reject) => {
+            const req = request(own.url, { method: "POST", agent, headers: { ...headers, "content-length": Buffer.byteLength(body) } }, (res) => {
+              let text = "";
+              res.on("data", (d: Buffer) => (text += d));
+              res.on("end", () => resolve({ status: res.statusCode!, text }));
+            });
+            req.on("error", reject);
+            req.end(body);
+          });
+        expect((await post(oversized(5))).status).toBe(413);
+        const after = await post(JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "book_flight", arguments: { destination: "Rome" }, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } } }));
+        expect(after.status).toBe(200);
+        expect(after.text).toContain("input_required");
+        expect(sockets).toHaveLength(2);
+        expect(sockets[1]).toBe(sockets[0]);
+      } finally {
+        agent.destroy();
+      }
+    } finally {
+      await own.close();
+    }
   });
 
   it("reported no author errors while serving", () => {
