@@ -46,3 +46,31 @@ describe("2025-era clients through the SDK's legacy shim", () => {
     }
   });
 });
+
+describe("2025-era clients over stateless HTTP (no session for the shim)", () => {
+  it("an eliciting tool answers a JSON-RPC -32021 naming the capability the request did not declare; a tool that asks nothing works", async () => {
+    const { Client: HttpClient, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
+    const { startExampleServer } = await import("../examples/app.js");
+    const server = await startExampleServer({ keys: [{ id: "legacy-http", secret: new Uint8Array(32).fill(8) }] });
+    const bodies: string[] = [];
+    const recording: typeof fetch = async (url, init) => {
+      const response = await fetch(url, init);
+      bodies.push(await response.clone().text());
+      return response;
+    };
+    const client = new HttpClient({ name: "legacy-http", version: "1.0.0" }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: "legacy" } });
+    client.setRequestHandler("elicitation/create", async () => ({ action: "accept" as const, content: { confirm: true } }));
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { fetch: recording }));
+      await expect(client.callTool({ name: "book_flight", arguments: { destination: "Oslo" } })).rejects.toMatchObject({ code: -32021 });
+      // What the wire carried: a JSON-RPC error with the request's id, not an isError result.
+      const answer = bodies.map((b) => b.match(/^data: (.*)$/m)?.[1]).filter((d) => d?.includes('"id":1'))[0];
+      expect(JSON.parse(answer!)).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } } });
+      expect(JSON.parse(answer!).error.message).toMatch(/did not declare: elicitation .*2025-era client/);
+      expect(textOf(await client.callTool({ name: "greet", arguments: { name: "Ada" } }))).toBe("Hello, Ada!");
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
