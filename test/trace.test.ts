@@ -63,7 +63,47 @@ describe("round traces", () => {
     expect(failed.isError).toBe(true);
     expect(traces[1]).toMatchObject({ outcome: "author_error", steps: [{ name: "price", ok: false }] });
     await expect(runtime.callTool(plan, { name: "plan", arguments: { fail: true }, requestState: `${r1.requestState!.slice(0, -2)}AA` }, caps)).rejects.toBeInstanceOf(ProtocolError);
-    expect(traces[2]).toMatchObject({ outcome: "error", error: { code: -32602, reason: "bad_signature" }, callId: undefined });
+    expect(traces[2]).toMatchObject({ outcome: "error", path: "refused", round: 0, error: { code: -32602, reason: "bad_signature" }, callId: undefined });
+    // A refused request is named by what refused it, not by a "round 0".
+    expect(formatRoundTrace(traces[2]!)).toMatch(/^\[mcp-yield\] tools\/call plan refused, state \d+ → 0 B, \d+(\.\d)? ms → error -32602 bad_signature$/);
+    // -32021 carries no reason: the trace names what the request lacked.
+    await expect(runtime.callTool(plan, { name: "plan", arguments: {} }, { clientCapabilities: {} })).rejects.toBeInstanceOf(ProtocolError);
+    expect(traces[3]).toMatchObject({ outcome: "error", path: "first", round: 1, error: { code: -32021, reason: "missing elicitation" } });
+  });
+
+  it("a task's start and each of its background runs are traced, numbered by the task's runs", async () => {
+    const traces: RoundTrace[] = [];
+    const runtime = createRuntime({ state: { keys }, onRound: (t) => traces.push(t) });
+    const inTask = tool({ ...plan, name: "plan_task", task: "required", run: plan.run });
+    const info = { clientCapabilities: { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } } };
+    try {
+      const { taskId } = (await runtime.callTool(inTask, { name: "plan_task", arguments: {} }, info)) as { taskId: string };
+      const waitFor = async (n: number) => {
+        for (let i = 0; i < 500 && traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+        expect(traces.length).toBeGreaterThanOrEqual(n);
+      };
+      const answer = async (content: { name: string }) => {
+        const t = (await runtime.getTask({ taskId }, info)) as unknown as { inputRequests: Record<string, unknown> };
+        await runtime.updateTask({ taskId, inputResponses: { [Object.keys(t.inputRequests)[0]!]: { action: "accept", content } } }, info);
+      };
+      await waitFor(2);
+      await answer({ name: "a" });
+      await waitFor(3);
+      await answer({ name: "b" });
+      await waitFor(4);
+      const [start, run1, run2, run3] = traces;
+      expect(start).toMatchObject({ round: 1, path: "first", outcome: "task", taskId });
+      expect(run1).toMatchObject({ taskId, round: 1, path: "first", outcome: "input_required", asks: [{ key: "elicit-0" }] });
+      expect(run1!.steps.map((s) => s.name)).toEqual(["search"]);
+      expect(run2).toMatchObject({ taskId, round: 2, path: "resumed", replayed: 0, outcome: "input_required" });
+      expect(run2!.steps.map((s) => s.name)).toEqual(["price"]);
+      expect(run3).toMatchObject({ taskId, round: 3, path: "resumed", outcome: "complete", steps: [] });
+      expect(new Set(traces.map((t) => t.callId)).size).toBe(1);
+      expect(formatRoundTrace(start!)).toMatch(new RegExp(`^\\[mcp-yield\\] tools/call plan_task round 1, first, \\d+(\\.\\d)? ms → task ${taskId.slice(0, 8).replace(/[-]/g, "\\-")} \\(call [0-9a-f]{8}\\)$`));
+      expect(formatRoundTrace(run2!)).toMatch(new RegExp(`^\\[mcp-yield\\] tools/call plan_task task ${taskId.slice(0, 8).replace(/[-]/g, "\\-")} run 2, resumed, steps price \\d+(\\.\\d)? ms, asked elicit-1, \\d+(\\.\\d)? ms → input_required`));
+    } finally {
+      await runtime.close();
+    }
   });
 
   it("with a store, a repeated request is traced as answered from the store, nothing run", async () => {

@@ -7,6 +7,7 @@ import type { CallContext } from "../replay/call-context.js";
 import type { ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import type { Suspended } from "../replay/round.js";
+import { deliverTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
 import { createTaskEngine } from "../tasks/engine.js";
 import { DEFAULT_TASK_TTL_MS, type TaskEngine } from "../tasks/types.js";
 import { integerOption } from "../util/options.js";
@@ -109,11 +110,30 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   });
   const signalBaseUrl = options.signals?.baseUrl;
   if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl))) throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);
-  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared, bytes, signer: codec, signalBaseUrl }));
+  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared, bytes, signer: codec, signalBaseUrl, onRound: options.onRound }));
   const redemption = options.store !== undefined && options.singleUse !== false ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }) : undefined;
   const spill = createSpill({ store: options.store, bytes, thresholdBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024), ttlMs: codec.ttlSeconds * 1000 });
   const calls = createCallState({ codec, spill, live, report });
   const run = createRoundHost({ limits, calls, live, redemption, clock, report, onRound: options.onRound, verifyReplay: options.verifyReplay === true });
+
+  /** The request that starts a task from its first round, traced as that round (its runs are traced by the engine). */
+  const traceTaskStart = async (tool: string, callId: string, start: () => Promise<CreateTaskResult>): Promise<CreateTaskResult> => {
+    const observe = options.onRound;
+    if (observe === undefined) return start();
+    const trace: RoundTrace = { method: "tools/call", target: tool, definition: tool, callId, round: 1, path: "first", replayed: 0, steps: [], asks: [], stateBytesIn: 0, stateBytesOut: 0, startedAt: Date.now(), ms: 0, outcome: "error" };
+    const started = performance.now();
+    try {
+      const created = await start();
+      [trace.outcome, trace.taskId] = ["task", created.taskId];
+      return created;
+    } catch (error) {
+      trace.error = traceError(error);
+      throw error;
+    } finally {
+      trace.ms = performance.now() - started;
+      deliverTrace(observe, trace);
+    }
+  };
 
   const internalError = () => {
     throw new ProtocolError(ErrorCode.InternalError, "Internal error", { reason: "internal_error" });
@@ -147,7 +167,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           ...(from.resume ? { resume: from.resume } : {}),
         });
       // A task from its start: the first request already answers with the task.
-      if (asTask && def.taskFrom === "start" && params.requestState === undefined) return storeSafe(() => startTask({ journal: [], callId: randomUuid() }));
+      if (asTask && def.taskFrom === "start" && params.requestState === undefined) {
+        const callId = randomUuid();
+        return traceTaskStart(def.name, callId, () => storeSafe(() => startTask({ journal: [], callId })));
+      }
       return run<CallToolResult, CreateTaskResult>(
         {
           owner: def,

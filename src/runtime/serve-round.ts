@@ -15,7 +15,7 @@ import type { CallState, Presented } from "./call-state.js";
 import type { RequestInfo, RuntimeLimits } from "./options.js";
 import type { Continuation, Redemption } from "./redeem.js";
 import { newTaskId } from "../tasks/record.js";
-import type { RoundTrace } from "./trace.js";
+import { deliverTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
 
 /**
  * One round of one call, end to end: the presented state opened (or its suspended generator
@@ -146,15 +146,13 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       return await runRound(spec, request, trace);
     } catch (error) {
       trace.outcome = "error";
-      trace.error = error instanceof ProtocolError ? { code: error.code, reason: String(error.data?.reason ?? "") } : { code: undefined, reason: error instanceof Error ? error.name : "thrown" };
+      trace.error = traceError(error);
+      // Refused before any round ran (round still 0): bad, expired or redeemed state, ...
+      if (trace.round === 0) trace.path = "refused";
       throw error;
     } finally {
       trace.ms = performance.now() - started;
-      try {
-        observe(trace);
-      } catch {
-        // an observer that throws must not change the round's response
-      }
+      deliverTrace(observe, trace);
     }
   }
 

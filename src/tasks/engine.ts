@@ -22,6 +22,7 @@ import type { ToolDefinition } from "../authoring/definitions.js";
 import { AuthorCodeError, type ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome } from "../replay/round.js";
+import { deliverTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
 import { cancelTransition, createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord, wireKeyFor } from "./record.js";
 import { type Deps, DEFAULT_TASK_TTL_MS, type Parked, type TaskEngine } from "./types.js";
@@ -49,7 +50,7 @@ const positive = (name: string, value: number | undefined, fallback: number) => 
  * most the step in flight, which the instance taking over runs again (same call id, same
  * `ctx.idempotencyKey`).
  */
-export function createTaskEngine({ store, options, report, clock, time, bytes, signer, signalBaseUrl }: Deps): TaskEngine {
+export function createTaskEngine({ store, options, report, clock, time, bytes, signer, signalBaseUrl, onRound }: Deps): TaskEngine {
   const ttlMs = positive("ttlMs", options.ttlMs, DEFAULT_TASK_TTL_MS);
   const pollMs = positive("pollIntervalMs", options.pollIntervalMs, 500);
   const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
@@ -71,7 +72,9 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
   const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
 
   const { load, update } = createTaskRecords({ store, time, bytes });
-  const signals = createSignalDelivery({ signer, time, update, lease: () => lease(randomUuid()), run: (r) => (ensureSweeper(), launch(r, undefined)) });
+  /** A new run of a task on this instance: a lease of its own, and the task's runs counted. */
+  const newRun = (r: Pick<TaskRecord, "runs">) => ({ lease: lease(randomUuid()), runs: (r.runs ?? 0) + 1 });
+  const signals = createSignalDelivery({ signer, time, update, newRun, run: (r) => (ensureSweeper(), launch(r, undefined)) });
 
   /** Whether the lease on `r` is this run's. */
   const holds = (r: TaskRecord, run: string | undefined) => r.lease?.owner === me && r.lease.run === run;
@@ -126,6 +129,28 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     }
     const context = resume?.context ?? new CallContext(record.principal, record.call);
     const abort = context.callSignal.ensure();
+    // This run as a round trace (when the runtime has an observer): numbered by the task's runs.
+    const observed: RoundTrace | undefined =
+      onRound === undefined
+        ? undefined
+        : {
+            method: "tools/call",
+            target: def.name,
+            definition: def.name,
+            callId: record.call,
+            round: record.runs ?? 0,
+            path: resume ? "resumed" : record.journal.length > 0 ? "replayed" : "first",
+            replayed: resume ? 0 : record.journal.length,
+            steps: [],
+            asks: [],
+            stateBytesIn: 0,
+            stateBytesOut: 0,
+            startedAt: Date.now(),
+            ms: 0,
+            outcome: "error",
+            taskId: id,
+          };
+    const startedMs = performance.now();
     let stop: Stop | undefined;
     let grace: ReturnType<typeof setTimeout> | undefined;
     const halt = (why: Stop["why"]) => {
@@ -224,6 +249,11 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         context.leave();
       }
       if (stop) throw stop;
+      if (observed) {
+        observed.steps = round.stepsRun;
+        observed.outcome = outcome.type;
+        if (outcome.type === "input_required") observed.asks = Object.entries(outcome.inputRequests).map(([key, r]) => ({ key, method: r.method }));
+      }
       if (outcome.type === "complete") {
         let result;
         try {
@@ -255,11 +285,22 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         await persisting(() => parkOnSignal(id, outcome, run));
       }
     } catch (error) {
+      if (observed) {
+        observed.steps = round.stepsRun;
+        const stopped = stop ?? (error instanceof Stop ? error : undefined);
+        if (stopped) [observed.outcome, observed.error] = ["stopped", { code: undefined, reason: stopped.why }];
+        else if (error instanceof AuthorCodeError && !(error.cause instanceof ProtocolError)) observed.outcome = "author_error";
+        else [observed.outcome, observed.error] = ["error", traceError(error instanceof AuthorCodeError ? error.cause : error)];
+      }
       await settleFailure(record, def, error, stop, run);
     } finally {
       clearInterval(heartbeat);
       clearTimeout(grace);
       running.delete(id);
+      if (observed) {
+        observed.ms = performance.now() - startedMs;
+        deliverTrace(onRound!, observed);
+      }
     }
   }
 
@@ -332,7 +373,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       const now = time.now();
       if (r.status !== "working" || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
       const { wake: _wake, ...rest } = r;
-      return { ...rest, lease: lease(randomUuid()) };
+      return { ...rest, ...newRun(rest) };
     });
     const now = time.now();
     if (taken.written && taken.record) launch(taken.record, undefined);
@@ -405,7 +446,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         answers: {},
         partial: {},
         used: [],
-        lease: lease(randomUuid()),
+        ...newRun({}),
       };
       const text = JSON.stringify(record);
       await bytes.charge(record.principal, keyOf(record.id).length + text.length);
@@ -456,7 +497,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         }
         if (!changed) return false;
         const complete = r.waiting.every((w) => Object.hasOwn(answers, w.key));
-        return complete ? { ...r, answers, status: "working", message: undefined, lease: lease(randomUuid()) } : { ...r, answers };
+        return complete ? { ...r, answers, status: "working", message: undefined, ...newRun(r) } : { ...r, answers };
       }, true);
       if (result.written && result.record?.status === "working") {
         ensureSweeper();

@@ -48,6 +48,8 @@ export const taskRecord = z.object({
   used: z.array(z.string()),
   /** Who runs the task: the instance, the one run of it there (a fence: a stale run on the same instance is not the owner), until when. */
   lease: z.object({ owner: z.string(), run: z.string().optional(), until: z.number() }).optional(),
+  /** Runs started so far (each lease taken for a new run counts one): what traces number a run by. Absent in records from before. */
+  runs: z.number().int().nonnegative().optional(),
   /** A sleeping task (`sleep()`): working, held by nobody, due to go on at this time (the store's clock). */
   wake: z.number().optional(),
   /** The wait for a signal the task is on: its name, ordinal, and when it times out (store clock). */

@@ -98,8 +98,8 @@ export interface SignalDeliveryParts {
   signer: TextSigner;
   time: { sync(): Promise<void>; now(): number };
   update: (id: string, change: (r: TaskRecord) => TaskRecord | false, charged?: boolean) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
-  /** A fresh lease for a run on this instance. */
-  lease: () => NonNullable<TaskRecord["lease"]>;
+  /** A fresh lease for a new run on this instance, and the record's run count advanced. */
+  newRun: (r: TaskRecord) => Pick<TaskRecord, "lease" | "runs">;
   /** Run the task (now holding that lease) on this instance. */
   run: (r: TaskRecord) => Promise<void>;
 }
@@ -109,7 +109,7 @@ export interface SignalDeliveryParts {
  * token cannot both land), the task run on here, and the sender answered once the run's wait took
  * the value or its schema refused it (`heard`).
  */
-export function createSignalDelivery({ signer, time, update, lease, run }: SignalDeliveryParts) {
+export function createSignalDelivery({ signer, time, update, newRun, run }: SignalDeliveryParts) {
   /** Deliveries waiting for their verdict: by task, signal name and ordinal. */
   const pending = new Map<string, (verdict: Verdict) => void>();
   const keyFor = (taskId: string, name: string, ordinal: number) => waitKey(`${taskId}#${name}`, ordinal);
@@ -129,7 +129,7 @@ export function createSignalDelivery({ signer, time, update, lease, run }: Signa
         why = ended ? "signal_expired" : (r.closed ?? []).includes(waitKey(claims.w, claims.i)) ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
         if (why !== undefined) return false;
         const { wake: _wake, ...rest } = r;
-        return { ...rest, arrived: { name: claims.w, i: claims.i, value }, lease: lease() };
+        return { ...rest, arrived: { name: claims.w, i: claims.i, value }, ...newRun(rest) };
       }, true);
       if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");
       if (!taken.written) {

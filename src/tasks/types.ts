@@ -3,6 +3,7 @@ import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
 import type { ErrorInfo } from "../replay/errors.js";
 import type { Suspended } from "../replay/round.js";
+import type { RoundTrace } from "../replay/round-trace.js";
 import type { PrincipalBytes, Store, StoreClock } from "../store/index.js";
 import type { CreateTaskResult, GetTaskResult } from "../wire/index.js";
 import type { TextSigner } from "./signals.js";
@@ -104,4 +105,6 @@ export interface Deps {
   signer: TextSigner;
   /** Where signal tokens are POSTed (`ctx.signalUrl`): the token is appended. */
   signalBaseUrl: string | undefined;
+  /** The runtime's round observer: each background run of a task is traced as a round. */
+  onRound?: ((trace: RoundTrace) => void) | undefined;
 }
