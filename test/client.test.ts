@@ -1,7 +1,7 @@
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { createRuntime, resource } from "mcp-yield";
-import { callWithInput, ClientError, createFetchSender, encodeHeaderValue } from "mcp-yield/client";
+import { callWithInput, ClientError, createFetchSender, encodeHeaderValue, type InputHandlers, type Send } from "mcp-yield/client";
 import { register } from "mcp-yield/server";
 
 // The fetch sender against canned HTTP responses: what a client gets from odd servers.
@@ -215,3 +215,43 @@ describe("the client's bounds against a hostile server", () => {
   });
 });
 
+
+describe("the elicit handler's params", () => {
+  it("narrow on mode: a form request without a mode arrives as mode \"form\", a URL request as \"url\"", async () => {
+    const seen: string[] = [];
+    const handlers: InputHandlers = {
+      elicit: (params) => {
+        switch (params.mode) {
+          case "form":
+            seen.push(`form ${Object.keys(params.requestedSchema.properties).join(",")}`);
+            return { action: "accept", content: { name: "Ada" } };
+          case "url":
+            seen.push(`url ${params.url}`);
+            return { action: "accept" };
+          default: {
+            const unreachable: never = params;
+            throw new Error(`unexpected ${JSON.stringify(unreachable)}`);
+          }
+        }
+      },
+    };
+    let round = 0;
+    const send: Send = async (_method, params) => {
+      round++;
+      if (round === 1)
+        return {
+          resultType: "input_required",
+          requestState: "s1",
+          inputRequests: {
+            // No mode: the specification's default, form.
+            name: { method: "elicitation/create", params: { message: "Name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } } },
+            login: { method: "elicitation/create", params: { mode: "url", message: "Sign in", url: "https://example.com/login" } },
+          },
+        };
+      return { content: [{ type: "text", text: JSON.stringify(params.inputResponses) }] };
+    };
+    const result = await callWithInput<{ content: Array<{ text: string }> }>(send, "tools/call", { name: "t" }, handlers, { capabilities: { elicitation: { form: {}, url: {} } } });
+    expect(seen.sort()).toEqual(["form name", "url https://example.com/login"]);
+    expect(JSON.parse(result.content[0]!.text)).toEqual({ name: { action: "accept", content: { name: "Ada" } }, login: { action: "accept" } });
+  });
+});

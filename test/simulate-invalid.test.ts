@@ -62,3 +62,25 @@ describe("a refused answer inside a task", () => {
     }
   });
 });
+
+describe("scripted answers typed from the ask's form", () => {
+  const Trip = z.object({ destination: z.enum(["Lisbon", "Kyoto"]), nights: z.number().int().min(1) });
+  const trip = tool({ name: "trip", description: "", input: z.object({}), *run() {
+    const t = yield* elicit("Where, and how long?", Trip, { key: "trip" });
+    return t.action === "accept" ? `${t.content.destination} × ${t.content.nights}` : "none";
+  } });
+
+  it("accept(schema, content) answers as accept(content) does", async () => {
+    expect((await simulate(trip, {}, { trip: accept(Trip, { destination: "Kyoto", nights: 3 }) })).result).toMatchObject({ content: [{ type: "text", text: "Kyoto × 3" }] });
+  });
+
+  it("a misspelt field or a value of the wrong type does not compile (checked by npm test's typecheck)", () => {
+    // @ts-expect-error "Osaka" is not one of the enum's values
+    const wrongValue = accept(Trip, { destination: "Osaka", nights: 3 });
+    // @ts-expect-error nights must be a number
+    const wrongType = accept(Trip, { destination: "Kyoto", nights: "3" });
+    // @ts-expect-error "night" is not a field of the form (and "nights" is missing)
+    const misspelt = accept(Trip, { destination: "Kyoto", night: 3 });
+    expect([wrongValue, wrongType, misspelt].map((a) => a.action)).toEqual(["accept", "accept", "accept"]);
+  });
+});

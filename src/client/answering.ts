@@ -11,7 +11,7 @@ async function answerOne(request: InputRequest, handlers: InputHandlers, ask: As
   switch (request.method) {
     case "elicitation/create":
       if (!handlers.elicit) throw new ClientError("no_handler", `the server asked "${ask.key}" for elicitation and no elicit handler is set`);
-      return handlers.elicit(request.params, ask);
+      return handlers.elicit(request.params.mode === "url" ? request.params : { ...request.params, mode: "form" }, ask);
     case "sampling/createMessage":
       if (!handlers.sample) throw new ClientError("no_handler", `the server asked "${ask.key}" for sampling and no sample handler is set`);
       return handlers.sample(request.params, ask);

@@ -18,9 +18,16 @@ export interface AskContext {
   signal: AbortSignal;
 }
 
+/**
+ * An elicitation as the `elicit` handler gets it: `mode` is always set (a form request without
+ * one, as the specification allows, arrives as `"form"`), so `switch (params.mode)` or
+ * `if (params.mode === "form")` narrows to the form's `requestedSchema` or the URL's `url`.
+ */
+export type ElicitParams = (ElicitFormParams & { mode: "form" }) | ElicitUrlParams;
+
 /** The caller's answers to the server's embedded requests. */
 export interface InputHandlers {
-  elicit?: (params: ElicitFormParams | ElicitUrlParams, ask: AskContext) => ElicitResult | Promise<ElicitResult>;
+  elicit?: (params: ElicitParams, ask: AskContext) => ElicitResult | Promise<ElicitResult>;
   sample?: (params: CreateMessageParams, ask: AskContext) => CreateMessageResult | Promise<CreateMessageResult>;
   roots?: (ask: AskContext) => ListRootsResult | Root[] | Promise<ListRootsResult | Root[]>;
 }

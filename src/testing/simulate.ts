@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { FormSchema } from "../authoring/elicitation-schema.js";
 import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolContent, ToolDefinition, ToolError } from "../authoring/definitions.js";
 import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import { createMemoryStore } from "../store/index.js";
@@ -128,8 +129,20 @@ export class SimulatedAuthorError extends Error {
 
 const ALL_CAPABILITIES: ClientCapabilities = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
-/** An elicitation answer that accepts with `content`. */
-export const accept = (content: Record<string, string | number | boolean | string[]> = {}) => ({ action: "accept" as const, content });
+/** What a form's answer may hold: the flat values elicitation carries. */
+type FormContent = Record<string, string | number | boolean | string[]>;
+
+/**
+ * An elicitation answer that accepts with `content`. Given the ask's form schema first —
+ * `accept(Destination, { destination: "Kyoto" })` — the content is typed from it: a misspelt
+ * field or a value of the wrong type is a compile error, not a re-ask found at run time.
+ */
+export function accept(content?: FormContent): { action: "accept"; content: FormContent };
+export function accept<S extends FormSchema>(schema: S, content: z.input<S>): { action: "accept"; content: FormContent };
+export function accept(first: FormContent | FormSchema = {}, content?: unknown): { action: "accept"; content: FormContent } {
+  return { action: "accept", content: (isZod(first) ? content : first) as FormContent };
+}
+const isZod = (value: unknown): value is FormSchema => typeof value === "object" && value !== null && "safeParse" in value && typeof (value as { safeParse: unknown }).safeParse === "function";
 /** An elicitation answer that declines. */
 export const decline = () => ({ action: "decline" as const });
 /** An elicitation answer that cancels. */
