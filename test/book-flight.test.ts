@@ -36,7 +36,14 @@ describe("book_flight (the DESIGN.md flow)", () => {
     });
     expect(sim.rounds).toHaveLength(4);
     const messages = sim.rounds.map((r) => (r.inputRequests.confirm!.params as { message: string }).message);
-    expect(new Set(messages).size).toBe(1); // the same question, the same draft, every time
+    // The same question, the same draft, every time — each re-ask followed by why.
+    const [question, ...reasons] = [messages[0]!, ...messages.slice(1).map((m) => m.slice(messages[0]!.length))];
+    expect(messages.every((m) => m.startsWith(question))).toBe(true);
+    expect(reasons).toEqual([
+      "\n\n(Your previous answer was not accepted: confirm: Invalid input: expected boolean, received string. Please answer again.)",
+      '\n\n(Your previous answer was not accepted: not an elicitation result (action: Invalid option: expected one of "accept"|"decline"|"cancel"). Please answer again.)',
+      "\n\n(Your previous answer was not accepted: confirm: Invalid input: expected boolean, received undefined. Please answer again.)",
+    ]);
     expect(text(sim.result)).toContain("Booked Oslo");
   });
 });

@@ -89,7 +89,7 @@ export function checkAnswer(effect: AskEffect, answer: unknown): AnswerCheck {
       let result = plainElicitResult(answer);
       if (result === undefined) {
         const parsed = elicitResult.safeParse(answer);
-        if (!parsed.success) return { ok: false, problem: "not an elicitation result" };
+        if (!parsed.success) return { ok: false, problem: `not an elicitation result (${issuesText(parsed.error.issues)})` };
         result = parsed.data;
       }
       const { action } = result;
