@@ -129,18 +129,16 @@ export class SimulatedAuthorError extends Error {
 
 const ALL_CAPABILITIES: ClientCapabilities = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
-/** What a form's answer may hold: the flat values elicitation carries. */
-type FormContent = Record<string, string | number | boolean | string[]>;
-
+/** An elicitation answer that accepts with `content` (see the overload with a schema, which types it). */
+export function accept(content?: Record<string, string | number | boolean | string[]>): { action: "accept"; content: Record<string, string | number | boolean | string[]> };
 /**
- * An elicitation answer that accepts with `content`. Given the ask's form schema first —
- * `accept(Destination, { destination: "Kyoto" })` — the content is typed from it: a misspelt
- * field or a value of the wrong type is a compile error, not a re-ask found at run time.
+ * An elicitation answer that accepts with `content`, typed from the ask's form schema —
+ * `accept(Destination, { destination: "Kyoto" })`: a misspelt field or a value of the wrong type
+ * is a compile error, not a re-ask found at run time.
  */
-export function accept(content?: FormContent): { action: "accept"; content: FormContent };
-export function accept<S extends FormSchema>(schema: S, content: z.input<S>): { action: "accept"; content: FormContent };
-export function accept(first: FormContent | FormSchema = {}, content?: unknown): { action: "accept"; content: FormContent } {
-  return { action: "accept", content: (isZod(first) ? content : first) as FormContent };
+export function accept<S extends FormSchema>(schema: S, content: z.input<S>): { action: "accept"; content: Record<string, string | number | boolean | string[]> };
+export function accept(first: Record<string, string | number | boolean | string[]> | FormSchema = {}, content?: unknown): { action: "accept"; content: Record<string, string | number | boolean | string[]> } {
+  return { action: "accept", content: (isZod(first) ? content : first) as Record<string, string | number | boolean | string[]> };
 }
 const isZod = (value: unknown): value is FormSchema => typeof value === "object" && value !== null && "safeParse" in value && typeof (value as { safeParse: unknown }).safeParse === "function";
 /** An elicitation answer that declines. */
