@@ -94,6 +94,78 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
     expect(runs.charge).toBe(1);
   });
 
+  /** A tool of two asks and no step: its second round runs nothing but the code between asks. */
+  const asksOnly = tool({ name: "asks", description: "", input: z.object({}), *run() {
+    const a = yield* elicit("first?", Ok, { key: "a" });
+    const b = yield* elicit("second?", Ok, { key: "b" });
+    return `${a.action}/${b.action}`;
+  } });
+
+  /** The store as the runtime sees it, every operation counted. */
+  function counting(store: Store) {
+    const ops: string[] = [];
+    const counted = new Proxy(store, {
+      get: (target, p) => {
+        const value = target[p as keyof Store];
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (p !== "close" && p !== "time") ops.push(`${String(p)} ${String(args[0]).split(":")[0]}`);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as Store;
+    return { counted, ops };
+  }
+
+  it("a round that runs no step keeps its response with one store operation (an add); a repeat gets it", async () => {
+    const store = await makeStore();
+    cleanup.push(store);
+    const { counted, ops } = counting(store);
+    const runtime = await runtimeOn(counted);
+    const r1 = (await runtime.callTool(asksOnly, { name: "asks", arguments: {} }, info)) as { requestState: string };
+    const second = { name: "asks", arguments: {}, requestState: r1.requestState, inputResponses: { a: accept({ ok: true }) } };
+    ops.length = 0;
+    const r2 = await runtime.callTool(asksOnly, second, info);
+    expect(ops).toEqual(["add redeem"]);
+    expect(await runtime.callTool(asksOnly, second, info)).toEqual(r2);
+    // Another answer to the same state: refused.
+    await expect(runtime.callTool(asksOnly, { ...second, inputResponses: { a: accept({ ok: false }) } }, info)).rejects.toMatchObject({ data: { reason: "state_redeemed" } });
+  });
+
+  it("a round that runs a step holds its claim before the step's body runs", async () => {
+    const store = await makeStore();
+    cleanup.push(store);
+    const seen: Array<string | undefined> = [];
+    let nonce = "";
+    const runtime = await runtimeOn(store);
+    const claimed = tool({ name: "claimed", description: "", input: z.object({}), *run() {
+      yield* elicit("go?", Ok, { key: "go" });
+      return yield* step("act", async () => {
+        seen.push(await store.get(`redeem:${nonce}`));
+        return "acted";
+      });
+    } });
+    const r1 = (await runtime.callTool(claimed, { name: "claimed", arguments: {} }, info)) as { requestState: string };
+    nonce = runtime.codec.inspect(r1.requestState).nonce;
+    await runtime.callTool(claimed, { name: "claimed", arguments: {}, requestState: r1.requestState, inputResponses: { go: accept({ ok: true }) } }, info);
+    expect(seen).toHaveLength(1);
+    expect(JSON.parse(seen[0]!)).toMatchObject({ s: "pending" });
+  });
+
+  it("concurrent rounds without a step: identical ones all get one response, and of two different answers one wins", async () => {
+    const store = await makeStore();
+    cleanup.push(store);
+    const runtime = await runtimeOn(store);
+    const r1 = (await runtime.callTool(asksOnly, { name: "asks", arguments: {} }, info)) as { requestState: string };
+    const second = (ok: boolean) => ({ name: "asks", arguments: {}, requestState: r1.requestState, inputResponses: { a: accept({ ok }) } });
+    const same = await Promise.all(Array.from({ length: 8 }, () => runtime.callTool(asksOnly, second(true), info)));
+    expect(new Set(same.map((r) => JSON.stringify(r))).size).toBe(1);
+    const r1b = (await runtime.callTool(asksOnly, { name: "asks", arguments: {} }, info)) as { requestState: string };
+    const raced = await Promise.allSettled([true, false].map((ok) => runtime.callTool(asksOnly, { ...second(ok), requestState: r1b.requestState }, info)));
+    expect(raced.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect(raced.find((r) => r.status === "rejected")).toMatchObject({ reason: { data: { reason: "state_redeemed" } } });
+  });
+
   it("a journal past the threshold spills to the store: the token stays small and the call completes", async () => {
     const store = await makeStore();
     cleanup.push(store);

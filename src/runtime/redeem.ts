@@ -11,6 +11,10 @@ import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../wire/index
  * concurrent duplicate waits for it; a different request presenting the redeemed state is
  * refused (`state_redeemed`).
  *
+ * A round is run before it claims (see serve-round's `redeemed`): one that runs no step and
+ * creates no task keeps its response with a single `add` (`commit`) — one store round trip per
+ * round; one that reaches a step or `runAsTask()` claims first, right there, and goes on as below.
+ *
  * Invariants:
  * 1. A claim is given up (the state freed for any request) only by a round that ran no step.
  * 2. A round whose steps ran and which then failed leaves a continuation: the journal as far as
@@ -84,6 +88,11 @@ export interface RedemptionOptions {
 }
 
 const FREE = JSON.stringify({ s: "free" });
+
+const stateRedeemed = () =>
+  new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", { reason: "state_redeemed" });
+const responseNotKept = () =>
+  new ProtocolError(ErrorCode.InternalError, "This round already ran and was answered; the server no longer keeps its response (its store was full). If that response was lost, start the call again without requestState.", { reason: "response_not_kept" });
 
 /** Single use of `requestState`, on the store (see the file's header). */
 export function createRedemption({ store, clock, shared = { now: clock, sync: async () => {} }, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
@@ -174,6 +183,39 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
   }
 
   return {
+    /**
+     * Keep the response of a round that ran no step and created no task — run without a claim —
+     * with one write (add), the state still unredeemed. `kept`: it is this state's response
+     * now. `stored`: an identical request's round got there first: its response is the one
+     * (this round changed nothing, so dropping its own is safe). `claim`: the state is held by
+     * a round of the same request that runs steps, or left a continuation: claim it as usual.
+     * A state another request redeemed is `state_redeemed`. A write the store fails is the
+     * round's failure (`store_unavailable`), as a failed claim is: the client retries, and the
+     * retry finds this response if the write landed after all, or runs the round again (it ran
+     * no step) if it did not.
+     */
+    async commit(nonce: string, digest: string, expiresAt: number, response: RoundResponse): Promise<{ kind: "kept" } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
+      const key = `redeem:${nonce}`;
+      const ttl = () => Math.max(1, expiresAt - clock());
+      const done = JSON.stringify({ d: digest, s: "done", r: response });
+      for (;;) {
+        if (await store.add(key, done, ttl())) return { kind: "kept" };
+        const raw = await store.get(key);
+        if (raw === undefined) continue; // it expired in between: write again
+        const found = parse(key, raw);
+        if (found.s === "free") {
+          if (await store.swap(key, raw, done, ttl())) return { kind: "kept" };
+          continue;
+        }
+        if (found.d !== digest) throw stateRedeemed();
+        if (found.s === "done") {
+          if (found.r === undefined) throw responseNotKept();
+          return { kind: "stored", response: found.r as RoundResponse };
+        }
+        return { kind: "claim" };
+      }
+    },
+
     /** Claim the round that presents the state `nonce` with answers of digest `digest`. */
     async claim(nonce: string, digest: string, expiresAt: number): Promise<Ticket> {
       const key = `redeem:${nonce}`;
@@ -200,13 +242,9 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
           if (await store.swap(key, raw, next, ttl())) return owned(key, next, digest, claim, undefined, ttl);
           continue;
         }
-        if (found.d !== digest) {
-          throw new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", { reason: "state_redeemed" });
-        }
+        if (found.d !== digest) throw stateRedeemed();
         if (found.s === "done") {
-          if (found.r === undefined) {
-            throw new ProtocolError(ErrorCode.InternalError, "This round already ran and was answered; the server no longer keeps its response (its store was full). If that response was lost, start the call again without requestState.", { reason: "response_not_kept" });
-          }
+          if (found.r === undefined) throw responseNotKept();
           return { kind: "stored", response: found.r as RoundResponse };
         }
         if (found.s === "cont" || found.u <= shared.now() || abandoned.has(raw)) {

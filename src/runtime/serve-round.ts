@@ -13,7 +13,7 @@ import { capabilityCheck, ErrorCode, type InputRequiredResult, ProtocolError } f
 import { checkRounds, ownResponses, storeSafe } from "./admission.js";
 import type { CallState, Presented } from "./call-state.js";
 import type { RequestInfo, RuntimeLimits } from "./options.js";
-import type { Continuation, Redemption } from "./redeem.js";
+import type { Continuation, Redemption, RoundResponse, Ticket } from "./redeem.js";
 import { newTaskId } from "../tasks/record.js";
 import { deliverTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
 
@@ -79,10 +79,22 @@ function outcomeOf(result: unknown): RoundTrace["outcome"] {
 interface Progress {
   /** The continuation the round started from, if an earlier attempt left one. */
   from: Continuation | undefined;
+  /** For a round run without a claim: claim the state now (before a step, or creating a task). */
+  claim?: () => Promise<void>;
   round?: Round;
   payload?: StatePayload | undefined;
   /** Set once the round has started creating its task. */
   taskId?: string;
+}
+
+/**
+ * Thrown out of a round run without a claim when its claim finds the round answered already, or
+ * an earlier attempt's continuation to go on from: this attempt (which ran nothing) is dropped.
+ */
+class ClaimedElsewhere extends Error {
+  constructor(readonly ticket: Ticket) {
+    super("the round is answered, or continued, under another claim");
+  }
 }
 
 /** Store failures and other conditions a retry of the same request may get past. */
@@ -164,37 +176,91 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     return redeemed(spec, request, state, responses, observed, redemption);
   }
 
-  /** A round whose state is redeemed once in the store (see `run`). */
+  /**
+   * A round whose state is redeemed once in the store (see `run`). It runs without a claim
+   * ("lazy"): a round that runs no step and creates no task keeps its response with one write
+   * (`commit`), one store round trip. Right before its first step, or before creating its task,
+   * it claims the state as a round always did — so every step body runs under a claim, exactly
+   * as before; a claim that finds the round already answered, or an earlier attempt's
+   * continuation, drops this attempt (it ran nothing) and goes on the claimed path.
+   */
   async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, redemption: Redemption): Promise<R | InputRequiredResult | T> {
-    const ticket = await storeSafe(() => redemption.claim(state.nonce, digestOf(Object.fromEntries(responses)), state.expiresAt));
-    if (ticket.kind === "stored") {
-      if (observed) observed.path = "stored";
-      if ("error" in ticket.response) throw new ProtocolError(ticket.response.error.code, ticket.response.error.message, ticket.response.error.data);
-      const stored = ticket.response.result as R | InputRequiredResult | T;
-      if (observed) observed.outcome = outcomeOf(stored);
-      return stored;
+    const digest = digestOf(Object.fromEntries(responses));
+    let ticket: Extract<Ticket, { kind: "run" }> | undefined;
+    const progress: Progress = {
+      from: undefined,
+      claim: async () => {
+        if (ticket !== undefined) return;
+        const got = await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt));
+        if (got.kind === "stored" || got.continuation !== undefined) throw new ClaimedElsewhere(got);
+        ticket = got;
+      },
+    };
+    let result: R | InputRequiredResult | T;
+    try {
+      result = await execute(spec, request, state, responses, observed, progress);
+    } catch (error) {
+      if (error instanceof ClaimedElsewhere) return settled(spec, request, state, responses, observed, error.ticket);
+      if (ticket !== undefined) return failed(spec, ticket, progress, error);
+      // Nothing ran: a client mistake is this round's response; a store failure or a missing
+      // capability leaves the state unredeemed, so the retry they ask for can run.
+      if (error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability) {
+        const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { error: error.toJSON() }));
+        if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
+      }
+      throw error;
     }
+    if (ticket !== undefined) {
+      // The round ran; if its response cannot be kept now, the client still gets it, and the
+      // redemption keeps trying to store it while the state lives (a repeat finds it then).
+      await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
+      return result;
+    }
+    const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { result }));
+    if (kept.kind === "kept") return result;
+    // This round's own response goes nowhere: the generator it parked for its state is dropped.
+    const minted = (result as { requestState?: unknown }).requestState;
+    if (typeof minted === "string") live.take(minted, spec.owner);
+    if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
+    return settled(spec, request, state, responses, observed, await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt)));
+  }
+
+  /** The response a round of the same request already gave, as this request's. */
+  function storedResponse<X>(response: RoundResponse, observed: RoundTrace | undefined): X {
+    if (observed) observed.path = "stored";
+    if ("error" in response) throw new ProtocolError(response.error.code, response.error.message, response.error.data);
+    const stored = response.result as X;
+    if (observed) [observed.outcome, observed.steps, observed.asks] = [outcomeOf(stored), [], []];
+    return stored;
+  }
+
+  /** A round run under its claim (`ticket`), from the continuation an earlier attempt left if any. */
+  async function settled<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, ticket: Ticket): Promise<R | InputRequiredResult | T> {
+    if (ticket.kind === "stored") return storedResponse<R | InputRequiredResult | T>(ticket.response, observed);
     let result: R | InputRequiredResult | T;
     const progress: Progress = { from: ticket.continuation };
     try {
       result = await execute(spec, request, state, responses, observed, progress);
     } catch (error) {
-      const keep = (e: unknown) => report(e, infoFor(spec));
-      // Steps ran (or a task was being created): keep where the call got. The same request
-      // again continues from there — after a store failure, or declaring the capability a
-      // -32021 asked for — and no step body runs a second time.
-      const continuation = continuationOf(progress);
-      if (continuation) await ticket.suspend(continuation).catch(keep);
-      // Nothing ran: a client mistake is this round's response; a store failure or a missing
-      // capability frees the state, so the retry they ask for can run.
-      else if (error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability) await ticket.finish({ error: error.toJSON() }).catch(keep);
-      else await ticket.release().catch(keep);
-      throw error;
+      return failed(spec, ticket, progress, error);
     }
-    // The round ran; if its response cannot be kept now, the client still gets it, and the
-    // redemption keeps trying to store it while the state lives (a repeat finds it then).
     await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
     return result;
+  }
+
+  /** A claimed round that failed: keep where it got, its error, or free the state; then the error. */
+  async function failed(spec: CallSpec<unknown, unknown>, ticket: Extract<Ticket, { kind: "run" }>, progress: Progress, error: unknown): Promise<never> {
+    const keep = (e: unknown) => report(e, infoFor(spec));
+    // Steps ran (or a task was being created): keep where the call got. The same request
+    // again continues from there — after a store failure, or declaring the capability a
+    // -32021 asked for — and no step body runs a second time.
+    const continuation = continuationOf(progress);
+    if (continuation) await ticket.suspend(continuation).catch(keep);
+    // Nothing ran: a client mistake is this round's response; a store failure or a missing
+    // capability frees the state, so the retry they ask for can run.
+    else if (error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability) await ticket.finish({ error: error.toJSON() }).catch(keep);
+    else await ticket.release().catch(keep);
+    throw error;
   }
 
   /** Where a failed round got, if it must not be run again from the token. */
@@ -278,6 +344,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         clock,
         task: spec.becomeTask ? "become" : "foreground",
         trace,
+        ...(progress?.claim ? { beforeStep: progress.claim } : {}),
         ...(request.progress ? { onProgress: request.progress } : {}),
       },
       (resumed ?? earlier)?.suspended,
@@ -311,6 +378,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     if (outcome.type === "task") {
       // The task's id is chosen before anything is written and kept with the continuation: a
       // repeat after a failed or unacknowledged creation finds the same task, never a second.
+      await progress?.claim?.();
       const taskId = from?.task ?? newTaskId();
       if (progress) progress.taskId = taskId;
       return storeSafe(() => spec.becomeTask!({ journal: outcome.journal, message: outcome.message, callId, taskId, resume: { suspended: outcome.suspended, context: ctx } }));

@@ -54,6 +54,21 @@ export const SHAPES: Shape[] = [
       } }),
   },
   {
+    // Round 2 runs no step (its response is kept with one write, no claim); round 3 claims right
+    // before its step.
+    name: "foreground, a round without a step, then one with a step",
+    capabilities: { elicitation: {} },
+    answers: { a: yes, b: yes },
+    def: (runs) =>
+      tool({ name: "lazy", description: "", input: z.object({}), async *run(_i, ctx) {
+        yield* elicit("Who?", Ok, { key: "a" });
+        const id = yield* uuid();
+        yield* elicit("Sure?", Ok, { key: "b" });
+        const charge = yield* step("charge", () => counted(runs, ctx.idempotencyKey("charge"), `R-${id.length}`));
+        return `${charge}`;
+      } }),
+  },
+  {
     name: "foreground, a journal spilled to the store",
     capabilities: { elicitation: {} },
     answers: { a: yes, b: yes },
