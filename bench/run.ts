@@ -53,7 +53,7 @@ const heapKiB = Number((await run(process.execPath, ["--expose-gc", here("./heap
 const redis = await redisUp();
 const postgres = await postgresUp();
 log(`store (memory${redis ? ", Redis" : "; no Redis reachable, its row is skipped"}${postgres ? ", PostgreSQL" : "; no PostgreSQL reachable, its row is skipped"})...`);
-const store = await storeSection(runs, redis, postgres);
+const { rows: store, redis: redisFloor } = await storeSection(runs, redis, postgres);
 log("three instances without affinity...");
 const instances = await instancesSection(runs);
 log("http...");
@@ -75,12 +75,21 @@ const targets: Target[] = [
   atMost("live path: a/b at R = 3", at(replay, "rounds", 3).liveVsHandWritten, 1.0, "liveB", "a-live(3,"),
   atMost("live path: a/b at R = 30", at(replay, "rounds", 30).liveVsHandWritten, 1.0, "liveB", "a-live(30,"),
   atMost("stateless: a/b at R = 3", at(replay, "rounds", 3).statelessVsHandWritten, 1.3, "statelessB", "a-live(3,"),
-  atMost("stateless: a/b at R = 30", at(replay, "rounds", 30).statelessVsHandWritten, 1.5, "statelessB", "a-live(30,"),
-  atMost("stateless: a/b2 at R = 30", at(replay, "rounds", 30).statelessVsHandWrittenAll, 1.25, "statelessB2", "a-live(30,"),
+  atMost("stateless: a/b at R = 10", at(replay, "rounds", 10).statelessVsHandWritten, 1.45, "statelessB", "a-live(10,"),
+  atMost("stateless: a/b at R = 30", at(replay, "rounds", 30).statelessVsHandWritten, 1.6, "statelessB", "a-live(30,"),
+  atMost("stateless: a/f at R = 30", at(replay, "rounds", 30).statelessVsFloor, 1.3),
+  atMost("stateless: a/b2 at R = 30", at(replay, "rounds", 30).statelessVsHandWrittenAll, 1.1, "statelessB2", "a-live(30,"),
   atMost("3 instances, no affinity, defaults: a/b at R = 10", at(instances, "rounds", 10).liveVsHandWritten, 1.5, "liveB", "a3-live(10,"),
   atMost("3 instances, no affinity, defaults: a/b at R = 30", at(instances, "rounds", 30).liveVsHandWritten, 1.5, "liveB", "a3-live(30,"),
   atMost("3 instances: defaults / liveCalls 0 at R = 10", at(instances, "rounds", 10).liveVsStateless, 1.0, "liveStateless", "a3-live(10,"),
   atMost("3 instances: defaults / liveCalls 0 at R = 30", at(instances, "rounds", 30).liveVsStateless, 1.0, "liveStateless", "a3-live(30,"),
+  atMost("memory store / no store, CPU per round", store.find((x) => x.store === "memory")!.vsNone, 1.5),
+  ...(redisFloor
+    ? [
+        atMost("Redis store: operations per request (no new step)", redisFloor.operationsPerRequest, 1),
+        atMost("Redis store: its CPU per round / a bare-socket round trip", redisFloor.vsRawRoundTrip, 3),
+      ]
+    : []),
   atMost("codec, 10 records: signed / HMAC floor", at(codec, "records", 10).signedVsHmacFloor, 1.5),
   atMost("codec, 10 records: sealed / AES-GCM floor", at(codec, "records", 10).sealedVsGcmFloor, 1.4),
   atMost("codec, 100 records: signed / HMAC floor", at(codec, "records", 100).signedVsHmacFloor, 1.2),
@@ -91,7 +100,7 @@ const targets: Target[] = [
 ];
 
 const machine = { node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10) };
-const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), loadAverage: os.loadavg()[0], targets, unstable, replay, codec, token, heapKiB, store, instances, http };
+const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), loadAverage: os.loadavg()[0], targets, unstable, replay, codec, token, heapKiB, store, redisFloor, instances, http };
 
 const lines: string[] = [];
 lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}. CPU time per variant process, paired ratios over alternating batches, medians of ${runs} fresh runs.`);
@@ -108,6 +117,7 @@ lines.push("", `Token: each small answer (${token[0]!.answerJsonBytes} bytes of 
 lines.push("", "Store — per round of a 3-ask call (µs): this process's CPU, and wall time (a Redis or PostgreSQL round trip is mostly waiting):", "");
 lines.push("| store | CPU per round | wall per round | CPU vs no store |", "|---|---|---|---|");
 for (const s of store) lines.push(`| ${s.store === "none" ? "none (stateless)" : s.store} | ${f(s.cpuUsPerRound, 1)} | ${f(s.wallUsPerRound, 1)} | ${f(s.vsNone)} |`);
+if (redisFloor) lines.push("", `Redis: ${f(redisFloor.operationsPerRequest)} store operations per request; the store's own CPU per round (the Redis row less no store) ${f(redisFloor.storeCpuUsPerRound, 1)} µs = ${f(redisFloor.vsRawRoundTrip)}× a bare-socket GET round trip's ${f(redisFloor.rawRoundTripCpuUs, 1)} µs, same run.`);
 lines.push("", "Three instances without affinity (round-robin), server CPU per whole call (µs):", "", "| R | defaults | liveCalls 0 | (b) | a/b defaults | a/b liveCalls 0 | defaults / liveCalls 0 |", "|---|---|---|---|---|---|---|");
 for (const r of instances) lines.push(`| ${r.rounds} | ${f(r.us.live, 0)} | ${f(r.us.stateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.liveVsStateless)} |`);
 lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server: generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)}.`);

@@ -2,7 +2,7 @@ import { createRequestStateCodec } from "@modelcontextprotocol/server";
 import { createRuntime, createStateCodec, type StateKey } from "mcp-yield";
 import { countGenerator, driveCall } from "./counting-tools.js";
 import { cost, ratio, repeated, wallCost } from "./harness.js";
-import { journalOf } from "./variants.js";
+import { journalOf, storeOperationsPerRequest } from "./variants.js";
 
 const secret = new Uint8Array(32).fill(42);
 const keys: StateKey[] = [{ id: "bench", secret }];
@@ -143,15 +143,42 @@ export interface StoreRow {
   vsNone: number;
 }
 
-export async function storeSection(runs: number, redis: boolean, postgres = false): Promise<StoreRow[]> {
+/**
+ * Redis against its floor, in the same run: the store's CPU per round (the Redis row less the
+ * no-store row) over one bare-socket round trip's CPU (`rawRedisRoundTrips`), and the store
+ * operations a request makes (counted, in this process).
+ */
+export interface RedisFloor {
+  rawRoundTripCpuUs: number;
+  storeCpuUsPerRound: number;
+  vsRawRoundTrip: number;
+  operationsPerRequest: number;
+}
+
+export async function storeSection(runs: number, redis: boolean, postgres = false): Promise<{ rows: StoreRow[]; redis: RedisFloor | undefined }> {
   const rounds = 3;
   const variants = [
     { name: "none", factory: "generator", args: [rounds, 1000] },
     { name: "memory", factory: "generatorOnStore", args: [rounds, "memory"] },
-    ...(redis ? [{ name: "redis", factory: "generatorOnStore", args: [rounds, "redis"] }] : []),
+    ...(redis ? [{ name: "redis", factory: "generatorOnStore", args: [rounds, "redis"] }, { name: "rawRedis", factory: "rawRedisRoundTrips", args: [rounds] }] : []),
     ...(postgres ? [{ name: "postgres", factory: "generatorOnStore", args: [rounds, "postgres"] }] : []),
   ];
-  const r = await repeated(runs, variants, (s) => Object.fromEntries(variants.flatMap((v) => [[`${v.name}Cpu`, cost(s, v.name)], [`${v.name}Wall`, wallCost(s, v.name)], [`${v.name}Ratio`, ratio(s, v.name, "none")]])));
+  const r = await repeated(runs, variants, (s) =>
+    Object.fromEntries([
+      ...variants.flatMap((v) => [[`${v.name}Cpu`, cost(s, v.name)], [`${v.name}Wall`, wallCost(s, v.name)], [`${v.name}Ratio`, ratio(s, v.name, "none")]]),
+      // Paired within each fresh run: the Redis store's own CPU over a bare round trip's.
+      ...(redis ? [["redisVsRaw", (cost(s, "redis") - cost(s, "none")) / cost(s, "rawRedis")]] : []),
+    ]),
+  );
   const perRound = (ns: number) => ns / 1e3 / (rounds + 1);
-  return variants.map((v) => ({ store: v.name as StoreRow["store"], cpuUsPerRound: perRound(r[`${v.name}Cpu`]!), wallUsPerRound: perRound(r[`${v.name}Wall`]!), vsNone: r[`${v.name}Ratio`]! }));
+  const rows = variants.filter((v) => v.name !== "rawRedis").map((v) => ({ store: v.name as StoreRow["store"], cpuUsPerRound: perRound(r[`${v.name}Cpu`]!), wallUsPerRound: perRound(r[`${v.name}Wall`]!), vsNone: r[`${v.name}Ratio`]! }));
+  const floor = redis
+    ? {
+        rawRoundTripCpuUs: perRound(r.rawRedisCpu!),
+        storeCpuUsPerRound: perRound(r.redisCpu! - r.noneCpu!),
+        vsRawRoundTrip: r.redisVsRaw!,
+        operationsPerRequest: await storeOperationsPerRequest(rounds, "redis"),
+      }
+    : undefined;
+  return { rows, redis: floor };
 }

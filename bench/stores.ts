@@ -7,7 +7,7 @@ import { updateReadmeBlock } from "./readme-block.js";
 import { storeSection } from "./sections.js";
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const rows = await storeSection(runs, true, true);
+const { rows, redis } = await storeSection(runs, true, true);
 const f = (n: number) => n.toFixed(1);
 const load = os.loadavg()[0]!.toFixed(2);
 const lines = [
@@ -16,6 +16,12 @@ const lines = [
   "| store | CPU per round (µs) | wall per round (µs) | CPU vs no store |",
   "|---|---|---|---|",
   ...rows.map((r) => `| ${r.store === "none" ? "none (stateless, no single use)" : r.store} | ${f(r.cpuUsPerRound)} | ${f(r.wallUsPerRound)} | ${r.vsNone.toFixed(2)}× |`),
+  ...(redis
+    ? [
+        "",
+        `Redis: ${redis.operationsPerRequest.toFixed(2)} store operations per request (a round without a step: one); the store's CPU per round, ${f(redis.storeCpuUsPerRound)} µs, is ${redis.vsRawRoundTrip.toFixed(2)}× a bare-socket round trip's ${f(redis.rawRoundTripCpuUs)} µs measured in the same run.`,
+      ]
+    : []),
 ];
 console.log(lines.join("\n"));
 // Compiled into bench/.build/bench/: the README is three folders up.

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomFillSync } from "node:crypto";
+import { connect } from "node:net";
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
 import { createMemoryStore, createRuntime, createStateCodec, type StateKey, type Store } from "mcp-yield";
 import { digestOf } from "../src/internal.js";
@@ -37,6 +38,53 @@ export function generatorThreeInstances(rounds: number, liveCalls = 1000) {
   const runtimes = [0, 1, 2].map(() => createRuntime({ state: { keys }, liveCalls }));
   let next = 0;
   return wholeCall((p) => runtimes[next++ % 3]!.callTool(countGenerator, p, info), rounds);
+}
+
+/**
+ * The floor of a Redis round trip: `rounds + 1` GETs (one per request of a whole call) over a
+ * bare TCP socket, each sent when the last reply arrived — no client library, no parsing beyond
+ * finding the reply's end. What a store operation costs above it is the client's and ours.
+ */
+export async function rawRedisRoundTrips(rounds: number): Promise<() => Promise<number>> {
+  const url = new URL(process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379");
+  const socket = connect(Number(url.port || 6379), url.hostname);
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  socket.setNoDelay(true);
+  const command = Buffer.from("*2\r\n$3\r\nGET\r\n$22\r\nmcp-yield-bench:absent\r\n");
+  let waiting: (() => void) | undefined;
+  // A GET of an absent key answers "$-1\r\n": one reply per line end.
+  socket.on("data", (chunk: Buffer) => {
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) waiting?.();
+  });
+  const roundTrip = () =>
+    new Promise<void>((resolve) => {
+      waiting = resolve;
+      socket.write(command);
+    });
+  return async () => {
+    for (let i = 0; i <= rounds; i++) await roundTrip();
+    return rounds + 1;
+  };
+}
+
+/** Store operations per request of a whole call on `store` (the runtime's, counted). */
+export async function storeOperationsPerRequest(rounds: number, store: "memory" | "redis"): Promise<number> {
+  const s: Store = store === "memory" ? createMemoryStore() : await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` });
+  let operations = 0;
+  const counted = new Proxy(s, {
+    get: (target, p) => {
+      const value = target[p as keyof Store];
+      if (typeof value !== "function" || p === "close" || p === "time") return value;
+      return (...args: unknown[]) => (operations++, (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  }) as Store;
+  const runtime = createRuntime({ state: { keys }, store: counted });
+  await driveCall((p) => runtime.callTool(countGenerator, p, info), rounds); // warm: the first call also syncs the store clock
+  operations = 0;
+  const requests = await driveCall((p) => runtime.callTool(countGenerator, p, info), rounds);
+  await runtime.close();
+  await s.close();
+  return operations / requests;
 }
 
 /** (a) with a store: single-use states (each round redeemed, its response kept). */
