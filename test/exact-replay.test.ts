@@ -323,6 +323,35 @@ describe("edges", () => {
     expect(runs).toBe(3); // replayed from the top each round
   });
 
+  it("at the bound, generators no round came back for (cold) are evicted before those whose rounds come back (warm)", () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const owner = {};
+    const calls = new LiveCalls(3, 1 << 30, () => 1000);
+    const token = (c: string) => c.repeat(40);
+    calls.put(token("a"), entry(owner), 2000, "A", false);
+    calls.put(token("b"), entry(owner), 2000, "B", true);
+    calls.put(token("c"), entry(owner), 2000, "C", false);
+    calls.put(token("d"), entry(owner), 2000, "D", true); // full: the oldest cold one (a) goes, not b
+    expect([..."abcd"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([false, true, true, true]);
+    calls.put(token("e"), entry(owner), 2000, "E", false); // c, cold, goes before the older warm b
+    expect([..."bcde"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([true, false, true, true]);
+    calls.put(token("f"), entry(owner), 2000, "F", true); // e is the only cold one left
+    expect([..."bdef"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([true, true, false, true]);
+    calls.put(token("g"), entry(owner), 2000, "G", true); // all warm: the oldest, b
+    expect([..."bdfg"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([false, true, true, true]);
+  });
+
+  it("a held generator a later round passed without extending it is dropped; one an older round's retry does not pass stays", () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const owner = {};
+    const calls = new LiveCalls(10, 1 << 30, () => 1000);
+    calls.put("x".repeat(40), entry(owner), 2000, "call");
+    expect(calls.takeEarlier("call", owner, () => false, () => false)).toBeUndefined();
+    expect(calls.size).toBe(1); // a retry of an older round: kept
+    expect(calls.takeEarlier("call", owner, () => false, () => true)).toBeUndefined();
+    expect(calls.size).toBe(0); // passed: it can never be resumed
+  });
+
   it("liveCalls and liveCallBytes are validated like the limits (NaN from the environment is refused)", () => {
     expect(() => createRuntime({ state: { keys }, liveCalls: Number("") - Number.NaN })).toThrow(/liveCalls must be a non-negative integer/);
     expect(() => createRuntime({ state: { keys }, liveCalls: -1 })).toThrow(/liveCalls/);

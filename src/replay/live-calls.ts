@@ -1,5 +1,6 @@
 // replay/live-calls.ts owns this instance's suspended generators between rounds: a pure
-// speed-up, bounded in count and bytes, evicted oldest first. Dropping one only means its next
+// speed-up, bounded in count and bytes, evicted oldest first (those least likely to be resumed
+// before the others). Dropping one only means its next
 // round replays from the state; a held generator is found only by its exact token.
 
 import type { CallContext } from "./call-context.js";
@@ -43,6 +44,15 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
   // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
   private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number; group: string | undefined }>();
+  /**
+   * Eviction order, oldest first in each: "cold" entries — made by a round this instance had to
+   * replay (no sign that the call's rounds come back here) — go before "warm" ones, made by a
+   * round that resumed a generator held here. Without affinity most entries are cold and most
+   * of those are never resumed (their call went on, or ended, elsewhere): at the bound they are
+   * the ones dropped, so the generators still likely to be resumed stay.
+   */
+  private readonly cold = new Set<string>();
+  private readonly warm = new Set<string>();
   /** The one entry kept per call (its id → the entry's key): a call's newer round replaces its older one. */
   private readonly groups = new Map<string, string>();
   private used = 0;
@@ -58,7 +68,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * earlier round goes: the newer generator has seen everything the older one had, so the older
    * one would never be resumed again — it would only cost memory and GC until evicted.
    */
-  put(token: string, call: T, expiresAt: number, group?: string): void {
+  put(token: string, call: T, expiresAt: number, group?: string, warm = false): void {
     const bytes = liveCallBytes(token);
     if (this.maxCalls <= 0 || bytes > this.maxBytes) return;
     const key = token.slice(-32);
@@ -69,12 +79,26 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       this.groups.set(group, key);
     }
     this.calls.set(key, { token, call, expiresAt, bytes, group });
+    (warm ? this.warm : this.cold).add(key);
     this.used += bytes;
+    this.evict();
+  }
+
+  /** Expired entries out, then — past the bounds — cold entries before warm ones, oldest first. */
+  private evict(): void {
     const now = this.now();
-    // Insertion order is expiry order (one TTL), so the oldest entries go first either way.
-    for (const [k, entry] of this.calls) {
-      if (this.calls.size <= this.maxCalls && this.used <= this.maxBytes && entry.expiresAt > now) break;
-      this.remove(k);
+    // Within each order, insertion order is expiry order (one TTL).
+    for (const order of [this.cold, this.warm]) {
+      for (const key of order) {
+        if (this.calls.get(key)!.expiresAt > now) break;
+        this.remove(key);
+      }
+    }
+    for (const order of [this.cold, this.warm]) {
+      for (const key of order) {
+        if (this.calls.size <= this.maxCalls && this.used <= this.maxBytes) return;
+        this.remove(key);
+      }
     }
   }
 
@@ -98,9 +122,12 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   /**
    * The entry held for call `group` at an earlier round, taken if `extends` says the journal now
    * presented extends it byte for byte (and it is this definition's, and unexpired): its
-   * generator goes on from there, replaying only the newer records. Anything else leaves it.
+   * generator goes on from there, replaying only the newer records. A held entry the presented
+   * journal passes without extending it (`passed`: the call went on another way — other answers
+   * to the same state, new code) can never be resumed: it is dropped. One the presented journal
+   * does not pass (a retry of an older round) stays.
    */
-  takeEarlier(group: string, owner: object, extends_: (call: T) => boolean): T | undefined {
+  takeEarlier(group: string, owner: object, extends_: (call: T) => boolean, passed: (call: T) => boolean = () => false): T | undefined {
     const key = this.groups.get(group);
     if (key === undefined) return undefined;
     const entry = this.calls.get(key)!;
@@ -108,7 +135,11 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       this.remove(key);
       return undefined;
     }
-    if (entry.call.owner !== owner || !extends_(entry.call)) return undefined;
+    if (entry.call.owner !== owner) return undefined;
+    if (!extends_(entry.call)) {
+      if (passed(entry.call)) this.remove(key);
+      return undefined;
+    }
     this.remove(key);
     return entry.call;
   }
@@ -117,6 +148,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     const entry = this.calls.get(key);
     if (entry === undefined) return;
     this.calls.delete(key);
+    this.cold.delete(key);
+    this.warm.delete(key);
     if (entry.group !== undefined && this.groups.get(entry.group) === key) this.groups.delete(entry.group);
     this.used -= entry.bytes;
   }

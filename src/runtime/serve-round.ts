@@ -310,7 +310,13 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         // (other instances served the rounds since). Resumed only if this verified journal
         // extends what it saw byte for byte; it then replays just the newer records.
         const presentedPayload = payload;
-        earlier = live.takeEarlier(presentedPayload.c, spec.owner, (held) => extendsHeld(held, presentedPayload, spec.binding));
+        earlier = live.takeEarlier(
+          presentedPayload.c,
+          spec.owner,
+          (held) => extendsHeld(held, presentedPayload, spec.binding),
+          // A journal of a later round that does not extend it: the call went on without it.
+          (held) => presentedPayload.r > held.payload.r,
+        );
       }
       checkRounds(payload, limits);
     }
@@ -424,6 +430,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         },
         minted.expiresAt,
         callId,
+        // Warm: this round resumed a generator held here (the call's rounds do come back).
+        resumed !== undefined || earlier !== undefined,
       );
     }
     if (observed) {
