@@ -341,6 +341,37 @@ describe("edges", () => {
     expect([..."bdfg"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([false, true, true, true]);
   });
 
+  it("once resumes have been seen, a generator idle for four times the longest recent wait is evicted (its call went elsewhere)", () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const owner = {};
+    let now = 1000;
+    const calls = new LiveCalls(1000, 1 << 30, () => now);
+    // Before 64 resumes were seen there is no idle bound: an old entry stays.
+    calls.put("o".repeat(40), entry(owner), 1e9, "old");
+    for (let i = 0; i < 63; i++) {
+      calls.put(`${i}`.padStart(40, "r"), entry(owner), 1e9, `r${i}`);
+      now += 5; // each resumed 5 ms after it was parked
+      expect(calls.take(`${i}`.padStart(40, "r"), owner)).toBeDefined();
+    }
+    now += 1000;
+    calls.put("p".repeat(40), entry(owner), 1e9, "p");
+    expect(calls.peek("o".repeat(40))).toBeDefined();
+    // The 64th resume sets the bound: 4 × 5 ms = 20 ms.
+    calls.put("q".repeat(40), entry(owner), 1e9, "q");
+    now += 5;
+    expect(calls.take("q".repeat(40), owner)).toBeDefined();
+    calls.put("s".repeat(40), entry(owner), 1e9, "s");
+    expect(calls.peek("o".repeat(40))).toBeUndefined(); // idle for over a second: gone
+    expect(calls.peek("p".repeat(40))).toBeDefined(); // idle 5 ms
+    now += 15;
+    calls.put("t".repeat(40), entry(owner), 1e9, "t");
+    expect(calls.peek("s".repeat(40))).toBeDefined(); // 15 ms idle: within the bound
+    now += 10;
+    calls.put("u".repeat(40), entry(owner), 1e9, "u");
+    expect(calls.peek("s".repeat(40))).toBeUndefined(); // 25 ms: past it
+    expect(calls.peek("t".repeat(40))).toBeDefined();
+  });
+
   it("a held generator a later round passed without extending it is dropped; one an older round's retry does not pass stays", () => {
     const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
     const owner = {};

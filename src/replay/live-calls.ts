@@ -29,6 +29,12 @@ export const LIVE_CALL_OVERHEAD_BYTES = 5 * 1024;
 /** What one entry is charged against the byte budget: the overhead plus its state, twice (token and journal). */
 export const liveCallBytes = (token: string): number => LIVE_CALL_OVERHEAD_BYTES + 2 * token.length;
 
+/** Resumes remembered for the idle bound, and how many of the longest wait an entry may sit idle. */
+const RESUME_SAMPLES = 64;
+const IDLE_FACTOR = 4;
+/** The idle bound is never shorter than this (ms): the clock counts whole milliseconds, and sub-millisecond waits read 0. */
+const MIN_IDLE_MS = 10;
+
 /**
  * Calls whose generator is still suspended on this instance, by the exact state token that
  * round minted. The next round presenting that token (after it verifies) resumes the generator
@@ -43,7 +49,17 @@ export const liveCallBytes = (token: string): number => LIVE_CALL_OVERHEAD_BYTES
 export class LiveCalls<T extends { owner: object } = LiveCall> {
   // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
   // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
-  private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number; group: string | undefined }>();
+  private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number; group: string | undefined; heldSince: number }>();
+  /**
+   * How long the last resumed generators waited here before their round came (ms), the newest
+   * RESUME_SAMPLES of them. An entry idle for IDLE_FACTOR times the longest of these is past
+   * the time its call's rounds have been coming back: without affinity, its call most likely
+   * went on, or ended, on another instance — it goes (at worst, its next round replays). With
+   * no resume seen yet there is no such bound: the count, bytes and expiry bound it.
+   */
+  private readonly waits: number[] = [];
+  private nextWait = 0;
+  private idleLimit = Number.POSITIVE_INFINITY;
   /**
    * Eviction order, oldest first in each: "cold" entries — made by a round this instance had to
    * replay (no sign that the call's rounds come back here) — go before "warm" ones, made by a
@@ -78,19 +94,23 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       if (older !== undefined) this.remove(older);
       this.groups.set(group, key);
     }
-    this.calls.set(key, { token, call, expiresAt, bytes, group });
+    const now = this.now();
+    this.calls.set(key, { token, call, expiresAt, bytes, group, heldSince: now });
     (warm ? this.warm : this.cold).add(key);
     this.used += bytes;
-    this.evict();
+    this.evict(now);
   }
 
-  /** Expired entries out, then — past the bounds — cold entries before warm ones, oldest first. */
-  private evict(): void {
-    const now = this.now();
-    // Within each order, insertion order is expiry order (one TTL).
+  /**
+   * Expired entries out, and entries idle past the time resumed ones waited (see `waits`); then
+   * — past the bounds — cold entries before warm ones, oldest first.
+   */
+  private evict(now: number): void {
+    // Within each order, insertion order is both expiry order (one TTL) and age order.
     for (const order of [this.cold, this.warm]) {
       for (const key of order) {
-        if (this.calls.get(key)!.expiresAt > now) break;
+        const entry = this.calls.get(key)!;
+        if (entry.expiresAt > now && now - entry.heldSince <= this.idleLimit) break;
         this.remove(key);
       }
     }
@@ -115,8 +135,18 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     const entry = this.calls.get(key);
     if (entry === undefined || entry.token !== token) return undefined;
     this.remove(key);
-    if (entry.expiresAt <= this.now()) return undefined;
-    return entry.call.owner === owner ? entry.call : undefined;
+    const now = this.now();
+    if (entry.expiresAt <= now) return undefined;
+    if (entry.call.owner !== owner) return undefined;
+    this.resumedAfter(now - entry.heldSince);
+    return entry.call;
+  }
+
+  /** A held generator was resumed after waiting `ms`: the idle bound follows the longest recent waits. */
+  private resumedAfter(ms: number): void {
+    this.waits[this.nextWait] = ms;
+    this.nextWait = (this.nextWait + 1) % RESUME_SAMPLES;
+    if (this.waits.length === RESUME_SAMPLES) this.idleLimit = Math.max(MIN_IDLE_MS, IDLE_FACTOR * Math.max(...this.waits));
   }
 
   /**
@@ -141,6 +171,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       return undefined;
     }
     this.remove(key);
+    this.resumedAfter(this.now() - entry.heldSince);
     return entry.call;
   }
 
