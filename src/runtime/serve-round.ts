@@ -100,6 +100,13 @@ class ClaimedElsewhere extends Error {
 /** Store failures and other conditions a retry of the same request may get past. */
 const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress"]);
 
+/**
+ * A JSON-RPC error that is the round's own answer to this request (kept, so a repeat gets it),
+ * not a store failure or a missing capability — which a retry of the same request can get past.
+ */
+const isClientMistake = (error: unknown): error is ProtocolError =>
+  error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability;
+
 /** What running rounds needs from the runtime. */
 export interface RoundHostParts {
   limits: Required<RuntimeLimits>;
@@ -204,7 +211,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       if (ticket !== undefined) return failed(spec, ticket, progress, error);
       // Nothing ran: a client mistake is this round's response; a store failure or a missing
       // capability leaves the state unredeemed, so the retry they ask for can run.
-      if (error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability) {
+      if (isClientMistake(error)) {
         const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { error: error.toJSON() }));
         if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
       }
@@ -258,7 +265,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     if (continuation) await ticket.suspend(continuation).catch(keep);
     // Nothing ran: a client mistake is this round's response; a store failure or a missing
     // capability frees the state, so the retry they ask for can run.
-    else if (error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability) await ticket.finish({ error: error.toJSON() }).catch(keep);
+    else if (isClientMistake(error)) await ticket.finish({ error: error.toJSON() }).catch(keep);
     else await ticket.release().catch(keep);
     throw error;
   }
