@@ -52,7 +52,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number; group: string | undefined; heldSince: number }>();
   /**
    * How long the last resumed generators waited here before their round came (ms), the newest
-   * RESUME_SAMPLES of them. An entry idle for IDLE_FACTOR times the longest of these is past
+   * RESUME_SAMPLES of them (the bound is set from them after every RESUME_SAMPLES resumes). An
+   * entry idle for IDLE_FACTOR times the longest of these is past
    * the time its call's rounds have been coming back: without affinity, its call most likely
    * went on, or ended, on another instance — it goes (at worst, its next round replays). With
    * no resume seen yet there is no such bound: the count, bytes and expiry bound it.
@@ -146,7 +147,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private resumedAfter(ms: number): void {
     this.waits[this.nextWait] = ms;
     this.nextWait = (this.nextWait + 1) % RESUME_SAMPLES;
-    if (this.waits.length === RESUME_SAMPLES) this.idleLimit = Math.max(MIN_IDLE_MS, IDLE_FACTOR * Math.max(...this.waits));
+    // Set once per RESUME_SAMPLES resumes (a resume is a hot path: no scan of the samples each time).
+    if (this.nextWait === 0) this.idleLimit = Math.max(MIN_IDLE_MS, IDLE_FACTOR * Math.max(...this.waits));
   }
 
   /**
