@@ -42,7 +42,7 @@ export function keysFromEnv(env: NodeJS.ProcessEnv = process.env): { keys: State
   return { keys: [{ id: "ephemeral", secret: crypto.getRandomValues(new Uint8Array(32)) }], ephemeral: true };
 }
 
-/** Task timing from the environment (MCP_YIELD_TASK_LEASE_MS, MCP_YIELD_TASK_TTL_MS); the defaults otherwise. */
+/** Task timing from the environment (MCP_YIELD_TASK_LEASE_MS, MCP_YIELD_TASK_TTL_MS, MCP_YIELD_TASK_POLL_MS); the defaults otherwise. */
 export function taskOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): TaskOptions {
   const ms = (name: string): number | undefined => {
     const text = env[name];
@@ -53,7 +53,8 @@ export function taskOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): TaskOp
   };
   const leaseMs = ms("MCP_YIELD_TASK_LEASE_MS");
   const ttlMs = ms("MCP_YIELD_TASK_TTL_MS");
-  return { ...(leaseMs !== undefined ? { leaseMs } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) };
+  const pollIntervalMs = ms("MCP_YIELD_TASK_POLL_MS");
+  return { ...(leaseMs !== undefined ? { leaseMs } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}), ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}) };
 }
 
 /** Request bodies over this get HTTP 413 before anything is parsed. */

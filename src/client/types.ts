@@ -7,7 +7,7 @@ import type { ClientCapabilities, CreateMessageParams, CreateMessageResult, Elic
  * Sends one request with a fresh JSON-RPC id and returns its `result` (throws ClientError on a
  * JSON-RPC error). A sender may carry the capabilities it declares on every request.
  */
-export type Send = ((method: string, params: Record<string, unknown>) => Promise<unknown>) & { readonly capabilities?: ClientCapabilities };
+export type Send = ((method: string, params: Record<string, unknown>) => Promise<unknown>) & { readonly capabilities?: ClientCapabilities | undefined };
 
 /** Where an embedded request came from, for handlers that care. */
 export interface AskContext {
