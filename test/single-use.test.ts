@@ -117,17 +117,25 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
     return { counted, ops };
   }
 
-  it("a round that runs no step keeps its response with one store operation (an add); a repeat gets it", async () => {
+  it.each(["resumed", "replayed", "on another instance"] as const)("a round that runs no step keeps its response with one store operation (an add), %s; a repeat gets it", async (path) => {
     const store = await makeStore();
     cleanup.push(store);
     const { counted, ops } = counting(store);
-    const runtime = await runtimeOn(counted);
-    const r1 = (await runtime.callTool(asksOnly, { name: "asks", arguments: {} }, info)) as { requestState: string };
+    const first = await runtimeOn(counted, path === "replayed" ? { liveCalls: 0 } : {});
+    const runtime = path === "on another instance" ? await runtimeOn(counted) : first;
+    const traces: string[] = [];
+    const observed = await runtimeOn(counted, { onRound: (t) => traces.push(t.path) });
+    const r1 = (await first.callTool(asksOnly, { name: "asks", arguments: {} }, info)) as { requestState: string };
     const second = { name: "asks", arguments: {}, requestState: r1.requestState, inputResponses: { a: accept({ ok: true }) } };
     ops.length = 0;
     const r2 = await runtime.callTool(asksOnly, second, info);
     expect(ops).toEqual(["add redeem"]);
-    expect(await runtime.callTool(asksOnly, second, info)).toEqual(r2);
+    // The repeat, on a third instance: answered from the store, the same response.
+    expect(await observed.callTool(asksOnly, second, info)).toEqual(r2);
+    expect(traces).toEqual(["stored"]);
+    // And the call goes on from the kept response, wherever its next round lands.
+    const third = await first.callTool(asksOnly, { name: "asks", arguments: {}, requestState: (r2 as { requestState: string }).requestState, inputResponses: { b: accept({ ok: true }) } }, info);
+    expect(third).toMatchObject({ content: [{ type: "text", text: "accept/accept" }] });
     // Another answer to the same state: refused.
     await expect(runtime.callTool(asksOnly, { ...second, inputResponses: { a: accept({ ok: false }) } }, info)).rejects.toMatchObject({ data: { reason: "state_redeemed" } });
   });
