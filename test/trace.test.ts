@@ -106,6 +106,30 @@ describe("round traces", () => {
     }
   });
 
+  it("a task's run on another instance (answered there, no generator held) is traced as replayed from the task's journal", async () => {
+    const store = createMemoryStore();
+    const aTraces: RoundTrace[] = [];
+    const bTraces: RoundTrace[] = [];
+    const a = createRuntime({ state: { keys }, store, onRound: (t) => aTraces.push(t) });
+    const b = createRuntime({ state: { keys }, store, onRound: (t) => bTraces.push(t) });
+    const inTask = tool({ ...plan, name: "plan_task2", task: "required", run: plan.run });
+    a.define([inTask]);
+    b.define([inTask]);
+    const info = { clientCapabilities: { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } } };
+    try {
+      const { taskId } = (await a.callTool(inTask, { name: "plan_task2", arguments: {} }, info)) as { taskId: string };
+      for (let i = 0; i < 500 && aTraces.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      const t = (await b.getTask({ taskId }, info)) as unknown as { inputRequests: Record<string, unknown> };
+      await b.updateTask({ taskId, inputResponses: { [Object.keys(t.inputRequests)[0]!]: { action: "accept", content: { name: "a" } } } }, info);
+      for (let i = 0; i < 500 && bTraces.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(bTraces[0]).toMatchObject({ taskId, round: 2, path: "replayed", replayed: 1, outcome: "input_required" }); // step("search"); elicit-0 is answered from the task's answers
+      expect(bTraces[0]!.steps.map((s) => s.name)).toEqual(["price"]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it("with a store, a repeated request is traced as answered from the store, nothing run", async () => {
     const traces: RoundTrace[] = [];
     const runtime = createRuntime({ state: { keys }, store: createMemoryStore(), onRound: (t) => traces.push(t) });
