@@ -10,7 +10,7 @@ const keys: StateKey[] = [{ id: "bench", secret }];
 /** Server CPU for a whole call of R rounds (µs), six ways, and the ratios the targets name (and the floor's). */
 export interface ReplayRow {
   rounds: number;
-  us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number; replayFloor: number };
+  us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number; replayFloor: number; statelessWithFloor: number };
   /** a/b on the live path (resuming), a/b and a/b2 fully stateless (replaying every round), a/c. */
   liveVsHandWritten: number;
   statelessVsHandWritten: number;
@@ -40,15 +40,43 @@ export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): 
       { name: "a-stateless", factory: "generator", args: [rounds, 0] },
       { name: "b", factory: "handWritten", args: [rounds] },
       { name: "f", factory: "replayFloor", args: [rounds] },
-    ], (s) => ({ f: cost(s, "f"), floorB: ratio(s, "f", "b"), statelessF: ratio(s, "a-stateless", "f") }));
+    ], (s) => ({ a: cost(s, "a-stateless"), f: cost(s, "f"), floorB: ratio(s, "f", "b"), statelessF: ratio(s, "a-stateless", "f") }));
     rows.push({
       rounds,
-      us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3, replayFloor: fl.f / 1e3 },
+      us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3, replayFloor: fl.f / 1e3, statelessWithFloor: fl.a / 1e3 },
       liveVsHandWritten: r.liveB, statelessVsHandWritten: r.statelessB, statelessVsHandWrittenAll: r.statelessB2, liveVsSdk: r.liveC,
       floorVsHandWritten: fl.floorB, statelessVsFloor: fl.statelessF,
     });
   }
   return rows;
+}
+
+/**
+ * What the runtime adds to the replay floor, split in two: a cost per request and a cost per
+ * replayed ask. A whole call of R rounds makes R + 1 requests and replays 0 + 1 + … + R =
+ * R(R + 1)/2 earlier asks, so (a) stateless − (f), both from the floor's runs, is fitted over
+ * the R measured as `perRequest · (R + 1) + perReplayedAsk · R(R + 1)/2` (least squares, no
+ * intercept: a call of no requests costs nothing). Per-request costs are the params and limits
+ * walks, the call header in the claims, the per-round objects; per-ask costs are the
+ * fingerprint and answer checks of each replayed record.
+ */
+export interface Decomposition {
+  perRequestUs: number;
+  perReplayedAskUs: number;
+  /** The largest gap between a measured (a) − (f) and the fit, as a fraction of (a) − (f) at that R. */
+  worstResidual: number;
+}
+
+export function decompose(rows: ReplayRow[]): Decomposition {
+  const points = rows.map((r) => ({ x1: r.rounds + 1, x2: (r.rounds * (r.rounds + 1)) / 2, y: r.us.statelessWithFloor - r.us.replayFloor }));
+  // Normal equations of y ≈ p·x1 + q·x2.
+  const sum = (g: (p: (typeof points)[number]) => number) => points.reduce((s, p) => s + g(p), 0);
+  const [s11, s12, s22, s1y, s2y] = [sum((p) => p.x1 * p.x1), sum((p) => p.x1 * p.x2), sum((p) => p.x2 * p.x2), sum((p) => p.x1 * p.y), sum((p) => p.x2 * p.y)];
+  const det = s11 * s22 - s12 * s12;
+  const perRequestUs = (s1y * s22 - s2y * s12) / det;
+  const perReplayedAskUs = (s2y * s11 - s1y * s12) / det;
+  const worstResidual = Math.max(...points.map((p) => Math.abs(p.y - perRequestUs * p.x1 - perReplayedAskUs * p.x2) / Math.abs(p.y)));
+  return { perRequestUs, perReplayedAskUs, worstResidual };
 }
 
 /** Three instances without affinity (round-robin): server CPU per whole call (µs) and the ratios the targets name. */
