@@ -98,4 +98,70 @@ describe("memory store degrade policy", () => {
     expect(shrunk).toBeLessThan(120);
     expect(sustained).toBeGreaterThan(900);
   });
+
+  it("unit: the oldest expired entries go on every write, unread, so the store holds what is live and not what it once held", async () => {
+    let now = 0;
+    const store = createMemoryStore({ clock: () => now });
+    for (let i = 0; i < 100; i++) await store.set(`redeem:old${i}`, "x".repeat(100), 1_000);
+    const full = store.bytes;
+    now = 2_000; // all expired, none read
+    for (let i = 0; i < 60; i++) await store.set(`redeem:new${i}`, "y".repeat(100), 1_000_000);
+    // Two expired ones per write: 120 of the 100 gone by now.
+    let live = 0;
+    for (let i = 0; i < 60; i++) live += `redeem:new${i}`.length + 100;
+    expect(store.bytes).toBe(live);
+    expect(store.bytes).toBeLessThan(full);
+  });
+
+  it("unit: at the bound each value is offered to shrink once per write of it, however often the store fills", async () => {
+    const offered = new Map<string, number>();
+    const shrink = (key: string, value: string) => {
+      offered.set(key, (offered.get(key) ?? 0) + 1);
+      return dropKeptResponse(key, value);
+    };
+    const store = createMemoryStore({ maxBytes: 64 * 1024, reservedBytes: 1, shrink });
+    const done = (i: number) => JSON.stringify({ d: `digest${i}`, s: "done", r: { result: { content: [{ type: "text", text: "r".repeat(400) }] } } });
+    // A third of the store that never shrinks (a task record), then many rounds' responses.
+    await store.set("task:t", "t".repeat(20 * 1024), 60_000);
+    for (let i = 0; i < 400; i++) await store.set(`redeem:n${i}`, done(i), 60_000);
+    expect(store.shrunk).toBeGreaterThan(250);
+    expect(Math.max(...offered.values())).toBe(1);
+    expect(await store.get("task:t")).toHaveLength(20 * 1024);
+  });
+
+  it("holds the sustained rate the README states (per MiB, two state lifetimes) without refusing a round; well above it, it refuses", async () => {
+    // README "The in-memory store, full": the default 64 MiB store holds about 1,100 rounds/s with
+    // the default 10-minute state lifetime — 1,100 / 64 rounds/s per MiB. A 512 KiB store, on an
+    // injected clock, at 95 % and at 125 % of that rate, for two lifetimes (steady state).
+    const stated = 1_100 / 64 / 2;
+    const run = async (factor: number) => {
+      let now = 1_800_000_000_000;
+      const clock = () => now;
+      const store = createMemoryStore({ maxBytes: 512 * 1024, clock });
+      const runtime = createRuntime({ state: { keys, clock }, clock, store, onError: () => {} });
+      runtimes.push(runtime);
+      const ok = tool({ name: "ok", description: "", input: z.object({}), async *run() {
+        yield* elicit("Ok?", z.object({ ok: z.boolean() }), { key: "ok" });
+        return "done";
+      } });
+      const gapMs = 1000 / (stated * factor);
+      let refused = 0;
+      let answered = 0;
+      for (const end = now + 2 * 600_000; now < end; now += gapMs) {
+        const first = (await runtime.callTool(ok, { name: "ok", arguments: {} }, caps)) as { requestState: string };
+        const reply = await runtime.callTool(ok, { name: "ok", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } }, caps).catch((e: unknown) => e);
+        if ((reply as { data?: { reason?: string } }).data?.reason === "store_full") refused++;
+        else if ((reply as { content?: unknown }).content !== undefined) answered++;
+        else throw reply;
+      }
+      return { refused, answered, bytes: store.bytes };
+    };
+    const below = await run(0.95);
+    expect(below.answered).toBeGreaterThan(9_500);
+    expect(below.refused).toBe(0);
+    expect(below.bytes).toBeLessThanOrEqual(512 * 1024);
+    const above = await run(1.25);
+    expect(above.refused).toBeGreaterThan(0);
+  }, 120_000);
 });
+

@@ -57,8 +57,9 @@ interface Entry {
 
 /**
  * The in-memory store: one instance, nothing shared, nothing kept across a restart — what
- * `npm start` needs and what tests use. Expired entries are dropped when read and swept when
- * the store nears its bound.
+ * `npm start` needs and what tests use. Expired entries are dropped when read, the oldest few
+ * on every write (so the store holds what is live, not what it once held), and all of them when
+ * shrinking the oldest responses did not make room.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number; readonly shrunk: number } {
   const maxBytes = integerOption("maxBytes", options.maxBytes, 64 * 1024 * 1024);
@@ -68,6 +69,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   const reserved = options.reserved ?? ((key: string) => key.startsWith("redeem:"));
   const shrink = options.shrink ?? dropKeptResponse;
   const entries = new Map<string, Entry>();
+  /**
+   * Keys whose values have not been offered to `shrink` since they were written, oldest write
+   * first: a full store shrinks from here, so a value it could not shrink (or already shrank)
+   * is not looked at again on every later shed — at the bound that scan was per write.
+   */
+  const unshrunk = new Set<string>();
   const indexes = new Map<string, Map<string, number>>();
   let bytes = 0;
   let shrunk = 0;
@@ -83,21 +90,35 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const entry = entries.get(key);
     if (entry === undefined) return;
     entries.delete(key);
+    unshrunk.delete(key);
     bytes -= key.length + entry.value.length;
+  };
+  /**
+   * The oldest writes, while they have expired (at most `limit` of them). Most values share a
+   * lifetime (a state's), so write order is nearly expiry order: a couple per write keep the
+   * store at what is live — not at its bound — without scanning it.
+   */
+  const expireOldest = (now: number, limit: number) => {
+    for (const [key, entry] of entries) {
+      if (limit-- <= 0 || entry.expiresAt > now) return;
+      remove(key);
+    }
   };
   const sweep = () => {
     const now = clock();
     for (const [key, entry] of entries) if (entry.expiresAt <= now) remove(key);
   };
   /**
-   * Shrink the oldest values that can be (insertion order: a rewritten entry counts as new)
-   * until an eighth of the bound is free: done in batches, so a full store does not scan on
-   * every write.
+   * Shrink the oldest values not yet offered to `shrink` (write order: a rewritten entry counts
+   * as new) until an eighth of the bound is free: done in batches, so a full store does not
+   * shed on every write. Each value is offered once per write of it.
    */
   const shed = () => {
     const target = maxBytes - Math.floor(maxBytes / 8);
-    for (const [key, entry] of entries) {
+    for (const key of unshrunk) {
       if (bytes <= target) return;
+      unshrunk.delete(key);
+      const entry = entries.get(key)!;
       const smaller = shrink(key, entry.value);
       if (smaller === undefined || smaller.length >= entry.value.length) continue;
       bytes -= entry.value.length - smaller.length;
@@ -108,14 +129,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   };
   const write = (key: string, value: string, ttlMs: number) => {
     const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
+    const now = clock();
+    expireOldest(now, 2);
     const before = entries.get(key);
     const growth = key.length + value.length - (before ? key.length + before.value.length : 0);
     const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
+    // At the bound: expired entries out first (a response is shrunk only when the store is full
+    // of live ones), then shrink from where the last shed stopped; refuse only after both.
     if (bytes + growth > limit) sweep();
     if (bytes + growth > limit) shed();
     if (bytes + growth > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${key.length + value.length} bytes was refused`);
     remove(key);
-    entries.set(key, { value, expiresAt: clock() + ttl });
+    entries.set(key, { value, expiresAt: now + ttl });
+    unshrunk.add(key);
     bytes += key.length + value.length;
   };
 
@@ -176,6 +202,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     },
     async close() {
       entries.clear();
+      unshrunk.clear();
       indexes.clear();
       bytes = 0;
     },
