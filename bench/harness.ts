@@ -38,6 +38,16 @@ export const median = (xs: number[]): number => {
 
 const procFile = fileURLToPath(new URL("./proc.js", import.meta.url));
 
+/**
+ * V8 flags of every variant process; none by default — the figures are for V8 as users run it.
+ * `BENCH_V8_FLAGS=--predictable` (compiler and garbage collector on the main thread, in a fixed
+ * order) makes fresh processes of one build agree far better — the paired ratio of a build
+ * against itself over 5 fresh pairs: 0.98–1.03 with it, 0.94–1.18 without — which suits telling
+ * two builds apart; but it moves the ratios between variants (stateless a/b at R = 30: 2.07
+ * with it, 1.84 without, same build and machine), so targets are never judged under it.
+ */
+export const V8_FLAGS = (process.env.BENCH_V8_FLAGS ?? "").split(" ").filter(Boolean);
+
 function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
     const onMessage = (reply: T) => {
@@ -55,7 +65,7 @@ function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
 export async function sample(variants: VariantSpec[], options: { rounds?: number; batchMs?: number } = {}): Promise<Sampled> {
   const rounds = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? 31);
   const batchMs = options.batchMs ?? Number(process.env.BENCH_BATCH_MS ?? 30);
-  const children = variants.map((v) => fork(procFile, [v.factory, JSON.stringify(v.args)], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [] }));
+  const children = variants.map((v) => fork(procFile, [v.factory, JSON.stringify(v.args)], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: V8_FLAGS }));
   try {
     await Promise.all(children.map((c) => new Promise((resolve, reject) => {
       c.once("message", resolve);
