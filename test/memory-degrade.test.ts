@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, elicit, type Runtime, step, tool } from "mcp-yield";
@@ -106,7 +107,7 @@ describe("memory store degrade policy", () => {
     const full = store.bytes;
     now = 2_000; // all expired, none read
     for (let i = 0; i < 60; i++) await store.set(`redeem:new${i}`, "y".repeat(100), 1_000_000);
-    // Two expired ones per write: 120 of the 100 gone by now.
+    // The expired ones at the front of the write order go with the next write.
     let live = 0;
     for (let i = 0; i < 60; i++) live += `redeem:new${i}`.length + 100;
     expect(store.bytes).toBe(live);
@@ -163,5 +164,24 @@ describe("memory store degrade policy", () => {
     const above = await run(1.25);
     expect(above.refused).toBeGreaterThan(0);
   }, 120_000);
+
+  it("unit: the default shrink reads the runtime's answered-round record as text: exactly {d, s, dropped} for it, nothing for any other record (property)", () => {
+    const digest = fc.string({ unit: fc.constantFrom(..."ABCxyz019-_"), minLength: 1, maxLength: 43 });
+    const response = fc.oneof(fc.record({ result: fc.jsonValue() }), fc.record({ error: fc.record({ code: fc.integer(), message: fc.string() }) }));
+    fc.assert(
+      fc.property(digest, response, (d, r) => {
+        const shrunk = dropKeptResponse("redeem:n", JSON.stringify({ d, s: "done", r }));
+        expect(shrunk).toBe(JSON.stringify({ d, s: "done", dropped: true }));
+        // Another key, or any other record of the runtime's, is left as it is.
+        expect(dropKeptResponse("task:n", JSON.stringify({ d, s: "done", r }))).toBeUndefined();
+        expect(dropKeptResponse("redeem:n", shrunk!)).toBeUndefined();
+        expect(dropKeptResponse("redeem:n", JSON.stringify({ d, s: "pending", o: "me", u: 1 }))).toBeUndefined();
+        expect(dropKeptResponse("redeem:n", JSON.stringify({ d, s: "cont", k: { h: {}, t: "", n: 0 } }))).toBeUndefined();
+        expect(dropKeptResponse("redeem:n", JSON.stringify({ s: "free" }))).toBeUndefined();
+      }),
+    );
+    // A digest with a character JSON escapes is not the runtime's: left alone rather than misread.
+    expect(dropKeptResponse("redeem:n", JSON.stringify({ d: 'a"b', s: "done", r: { result: 1 } }))).toBeUndefined();
+  });
 });
 
