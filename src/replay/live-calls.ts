@@ -6,6 +6,7 @@
 import type { CallContext } from "./call-context.js";
 import type { StatePayload } from "../journal/journal.js";
 import type { Suspended } from "./round.js";
+import { ArrivalQueue } from "../util/arrival-queue.js";
 
 /** A call suspended on this instance: its generator and the per-call objects it closed over. */
 export interface LiveCall {
@@ -49,7 +50,7 @@ const MIN_IDLE_MS = 10;
 export class LiveCalls<T extends { owner: object } = LiveCall> {
   // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
   // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
-  private readonly calls = new Map<string, { token: string; call: T; expiresAt: number; bytes: number; group: string | undefined; heldSince: number }>();
+  private readonly calls = new Map<string, Held<T>>();
   /**
    * How long the last resumed generators waited here before their round came (ms), the newest
    * RESUME_SAMPLES of them (the bound is set from them after every RESUME_SAMPLES resumes). An
@@ -68,8 +69,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * of those are never resumed (their call went on, or ended, elsewhere): at the bound they are
    * the ones dropped, so the generators still likely to be resumed stay.
    */
-  private readonly cold = new Set<string>();
-  private readonly warm = new Set<string>();
+  private readonly cold = new ArrivalQueue<Held<T>>((held) => this.calls.get(held.key) === held);
+  private readonly warm = new ArrivalQueue<Held<T>>((held) => this.calls.get(held.key) === held);
   /** The one entry kept per call (its id → the entry's key): a call's newer round replaces its older one. */
   private readonly groups = new Map<string, string>();
   private used = 0;
@@ -96,8 +97,9 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       this.groups.set(group, key);
     }
     const now = this.now();
-    this.calls.set(key, { token, call, expiresAt, bytes, group, heldSince: now });
-    (warm ? this.warm : this.cold).add(key);
+    const held: Held<T> = { key, token, call, expiresAt, bytes, group, heldSince: now };
+    this.calls.set(key, held);
+    (warm ? this.warm : this.cold).push(held, this.calls.size);
     this.used += bytes;
     this.evict(now);
   }
@@ -109,17 +111,10 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private evict(now: number): void {
     // Within each order, insertion order is both expiry order (one TTL) and age order.
     for (const order of [this.cold, this.warm]) {
-      for (const key of order) {
-        const entry = this.calls.get(key)!;
-        if (entry.expiresAt > now && now - entry.heldSince <= this.idleLimit) break;
-        this.remove(key);
-      }
+      for (let held = order.oldest(); held !== undefined && (held.expiresAt <= now || now - held.heldSince > this.idleLimit); held = order.oldest()) this.remove(held.key);
     }
     for (const order of [this.cold, this.warm]) {
-      for (const key of order) {
-        if (this.calls.size <= this.maxCalls && this.used <= this.maxBytes) return;
-        this.remove(key);
-      }
+      for (let held = order.oldest(); held !== undefined && (this.calls.size > this.maxCalls || this.used > this.maxBytes); held = order.oldest()) this.remove(held.key);
     }
   }
 
@@ -135,12 +130,13 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     const key = token.slice(-32);
     const entry = this.calls.get(key);
     if (entry === undefined || entry.token !== token) return undefined;
+    const { call, expiresAt, heldSince } = entry;
     this.remove(key);
     const now = this.now();
-    if (entry.expiresAt <= now) return undefined;
-    if (entry.call.owner !== owner) return undefined;
-    this.resumedAfter(now - entry.heldSince);
-    return entry.call;
+    if (expiresAt <= now) return undefined;
+    if (call.owner !== owner) return undefined;
+    this.resumedAfter(now - heldSince);
+    return call;
   }
 
   /** A held generator was resumed after waiting `ms`: the idle bound follows the longest recent waits. */
@@ -167,24 +163,32 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       this.remove(key);
       return undefined;
     }
-    if (entry.call.owner !== owner) return undefined;
-    if (!extends_(entry.call)) {
-      if (passed(entry.call)) this.remove(key);
+    const { call, heldSince } = entry;
+    if (call.owner !== owner) return undefined;
+    if (!extends_(call)) {
+      if (passed(call)) this.remove(key);
       return undefined;
     }
     this.remove(key);
-    this.resumedAfter(this.now() - entry.heldSince);
-    return entry.call;
+    this.resumedAfter(this.now() - heldSince);
+    return call;
   }
 
   private remove(key: string): void {
     const entry = this.calls.get(key);
     if (entry === undefined) return;
     this.calls.delete(key);
-    this.cold.delete(key);
-    this.warm.delete(key);
     if (entry.group !== undefined && this.groups.get(entry.group) === key) this.groups.delete(entry.group);
     this.used -= entry.bytes;
+    // The eviction queues may still hold this entry until they pass it: let its generator go now.
+    // (Only a held entry's call is ever read: every read goes through `calls`.)
+    (entry as { call: T | undefined }).call = undefined;
+    entry.token = "";
+  }
+
+  /** Entries the eviction queues hold, current or not (they stay within a small multiple of `size`). */
+  get queued(): number {
+    return this.cold.length + this.warm.length;
   }
 
   get size(): number {
@@ -195,4 +199,16 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   get bytes(): number {
     return this.used;
   }
+}
+
+/** One held generator: the queues of eviction order hold these, current while `calls` maps their key to them. */
+interface Held<T> {
+  key: string;
+  token: string;
+  /** Set while the entry is held (`calls` maps its key to it); dropped when it is removed. */
+  call: T;
+  expiresAt: number;
+  bytes: number;
+  group: string | undefined;
+  heldSince: number;
 }

@@ -1,3 +1,4 @@
+import { ArrivalQueue } from "../util/arrival-queue.js";
 import { integerOption } from "../util/options.js";
 import { type Store, StoreError } from "./store.js";
 
@@ -55,6 +56,8 @@ interface Entry {
   key: string;
   value: string;
   expiresAt: number;
+  /** Offered to `shrink` since this value was written (each value is offered once). */
+  offered: boolean;
 }
 
 /**
@@ -72,11 +75,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   const shrink = options.shrink ?? dropKeptResponse;
   const entries = new Map<string, Entry>();
   /**
-   * Keys whose values have not been offered to `shrink` since they were written, oldest write
-   * first: a full store shrinks from here, so a value it could not shrink (or already shrank)
-   * is not looked at again on every later shed — at the bound that scan was per write.
+   * Entries whose values have not been offered to `shrink` since they were written, oldest
+   * write first: a full store shrinks from here, so a value it could not shrink (or already
+   * shrank) is not looked at again on every later shed — at the bound that scan was per write.
    */
-  const unshrunk = new Set<string>();
+  const unoffered = new ArrivalQueue<Entry>((entry) => !entry.offered && entries.get(entry.key) === entry);
   const indexes = new Map<string, Map<string, number>>();
   let bytes = 0;
   let shrunk = 0;
@@ -92,35 +95,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const entry = entries.get(key);
     if (entry === undefined) return;
     entries.delete(key);
-    unshrunk.delete(key);
     bytes -= key.length + entry.value.length;
   };
   /**
-   * Entries in write order, for expiry: a queue of its own, because a Map iterated from its start
-   * after its first entries were deleted steps over every deleted slot until V8 rehashes it —
-   * measured as the store's largest cost at its steady state. Entries removed or rewritten since
-   * are skipped when reached (each is visited once); the array is compacted as its head moves.
+   * Entries in write order, for expiry (an entry removed or rewritten since is no longer
+   * current there). The oldest that have expired leave with every write: most values share a
+   * lifetime (a state's), so write order is nearly expiry order, and the store stays at what is
+   * live — not at its bound — without scanning it.
    */
-  let written: Entry[] = [];
-  let head = 0;
-  /**
-   * The oldest writes, while they have expired. Most values share a lifetime (a state's), so
-   * write order is nearly expiry order: this keeps the store at what is live — not at its bound
-   * — without scanning it.
-   */
+  const written = new ArrivalQueue<Entry>((entry) => entries.get(entry.key) === entry);
   const expireOldest = (now: number) => {
-    while (head < written.length) {
-      const oldest = written[head]!;
-      if (entries.get(oldest.key) === oldest) {
-        if (oldest.expiresAt > now) break;
-        remove(oldest.key);
-      }
-      head++;
-    }
-    if (head > 1024 && head * 2 > written.length) {
-      written = written.slice(head);
-      head = 0;
-    }
+    for (let oldest = written.oldest(); oldest !== undefined && oldest.expiresAt <= now; oldest = written.oldest()) remove(oldest.key);
   };
   const sweep = () => {
     const now = clock();
@@ -133,11 +118,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
    */
   const shed = () => {
     const target = maxBytes - Math.floor(maxBytes / 8);
-    for (const key of unshrunk) {
-      if (bytes <= target) return;
-      unshrunk.delete(key);
-      const entry = entries.get(key)!;
-      const smaller = shrink(key, entry.value);
+    for (let entry = unoffered.oldest(); entry !== undefined && bytes > target; entry = unoffered.oldest()) {
+      entry.offered = true;
+      const smaller = shrink(entry.key, entry.value);
       if (smaller === undefined || smaller.length >= entry.value.length) continue;
       bytes -= entry.value.length - smaller.length;
       // In place: the entry keeps its position and its expiry.
@@ -158,10 +141,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     if (bytes + growth > limit) shed();
     if (bytes + growth > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${key.length + value.length} bytes was refused`);
     remove(key);
-    const entry: Entry = { key, value, expiresAt: now + ttl };
+    const entry: Entry = { key, value, expiresAt: now + ttl, offered: false };
     entries.set(key, entry);
-    written.push(entry);
-    unshrunk.add(key);
+    written.push(entry, entries.size);
+    unoffered.push(entry, entries.size);
     bytes += key.length + value.length;
   };
 
@@ -222,9 +205,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     },
     async close() {
       entries.clear();
-      unshrunk.clear();
-      written = [];
-      head = 0;
+      unoffered.clear();
+      written.clear();
       indexes.clear();
       bytes = 0;
     },
