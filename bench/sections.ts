@@ -163,6 +163,10 @@ export async function tokenSection(): Promise<TokenRow[]> {
   return rows;
 }
 
+/** How a store row is named in the tables: the memory store is measured at its steady state (bench/variants.ts). */
+export const storeLabel = (store: StoreRow["store"]): string =>
+  store === "none" ? "none (stateless, no single use)" : store === "memory" ? "memory (1 MiB, steady state at 95 % of its stated sustained rate)" : store;
+
 /** Per round of a 3-ask call (µs): no store, the memory store, Redis, PostgreSQL — CPU of this process, and wall time. */
 export interface StoreRow {
   store: "none" | "memory" | "redis" | "postgres";

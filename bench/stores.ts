@@ -4,7 +4,7 @@
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { updateReadmeBlock } from "./readme-block.js";
-import { storeSection } from "./sections.js";
+import { storeLabel, storeSection } from "./sections.js";
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const { rows, redis } = await storeSection(runs, true, true);
@@ -15,7 +15,7 @@ const lines = [
   "",
   "| store | CPU per round (µs) | wall per round (µs) | CPU vs no store |",
   "|---|---|---|---|",
-  ...rows.map((r) => `| ${r.store === "none" ? "none (stateless, no single use)" : r.store} | ${f(r.cpuUsPerRound)} | ${f(r.wallUsPerRound)} | ${r.vsNone.toFixed(2)}× |`),
+  ...rows.map((r) => `| ${storeLabel(r.store)} | ${f(r.cpuUsPerRound)} | ${f(r.wallUsPerRound)} | ${r.vsNone.toFixed(2)}× |`),
   ...(redis
     ? [
         "",
