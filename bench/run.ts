@@ -10,7 +10,7 @@ import { replayChart } from "./chart.js";
 import { httpSection } from "./http-load.js";
 import { updateReadmeBlock } from "./readme-block.js";
 import { spreads, unstable } from "./harness.js";
-import { codecSection, decompose, instancesSection, replaySection, storeLabel, storeSection, tokenSection } from "./sections.js";
+import { codecSection, decompositionSection, instancesSection, replaySection, storeLabel, storeSection, tokenSection } from "./sections.js";
 
 const run = promisify(execFile);
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
@@ -44,7 +44,8 @@ async function postgresUp(): Promise<boolean> {
 const started = Date.now();
 log(`replay (${runs} fresh runs per row)...`);
 const replay = await replaySection(runs);
-const overFloor = decompose(replay);
+log("what the runtime adds to the floor, per request and per replayed ask...");
+const overFloor = await decompositionSection(runs);
 log("codec...");
 const codec = await codecSection(runs);
 log("token size...");
@@ -112,7 +113,7 @@ for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.range ? `${t
 lines.push("", "Replay — server CPU per whole call of R rounds (µs): (a) the generator resuming (live) or replaying every round (stateless, `liveCalls: 0`), (b) hand-written keeping `{ i, sum }`, (b2) hand-written keeping every answer, (c) the SDK's `inputRequired` + codec, (f) the replay floor — (a)'s code replayed every round with no runtime (not a way to write a tool; a/f is what the runtime adds; (f), f/b and a/f from runs of their own with (a) stateless and (b)):", "");
 lines.push("| R | (a) live | (a) stateless | (b) | (b2) | (c) | (f) | a/b live | a/b stateless | a/b2 stateless | a/c live | f/b | a/f stateless |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of replay) lines.push(`| ${r.rounds} | ${f(r.us.generatorLive, 0)} | ${f(r.us.generatorStateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.us.handWrittenAll, 0)} | ${f(r.us.sdk, 0)} | ${f(r.us.replayFloor, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.statelessVsHandWrittenAll)} | ${f(r.liveVsSdk)} | ${f(r.floorVsHandWritten)} | ${f(r.statelessVsFloor)} |`);
-lines.push("", `What the runtime adds to the floor, fitted over R ((a) stateless − (f) ≈ per request × (R + 1) + per replayed ask × R(R + 1)/2, from the floor's runs): ${f(overFloor.perRequestUs)} µs per request, ${f(overFloor.perReplayedAskUs, 3)} µs per replayed ask (worst residual ${f(overFloor.worstResidual * 100, 0)} % of the gap).`);
+lines.push("", `What the runtime adds to the floor, fitted over R = 1, 10, 30 ((a) stateless − (f) ≈ per request × (R + 1) + per replayed ask × R(R + 1)/2, all six alternating in one set, fitted per round of batches): ${f(overFloor.perRequestUs)} µs per request, ${f(overFloor.perReplayedAskUs, 3)} µs per replayed ask (the fit's worst miss, median over rounds: ${f(overFloor.worstResidualUs, 1)} µs per call).`);
 lines.push("", "Codec — seal + open of a journal of N records (µs) against two floors (JSON + one native HMAC; JSON + one native AES-256-GCM) and the SDK's codec:", "");
 lines.push("| records | HMAC floor | GCM floor | signed | sealed | SDK | signed/HMAC | sealed/GCM | sealed/SDK | token bytes (sealed / signed / SDK) |", "|---|---|---|---|---|---|---|---|---|---|");
 for (const r of codec) lines.push(`| ${r.records} | ${f(r.us.hmacFloor, 1)} | ${f(r.us.gcmFloor, 1)} | ${f(r.us.signed, 1)} | ${f(r.us.sealed, 1)} | ${f(r.us.sdk, 1)} | ${f(r.signedVsHmacFloor)} | ${f(r.sealedVsGcmFloor)} | ${f(r.sealedVsSdk)} | ${r.tokenBytes.sealed} / ${r.tokenBytes.signed} / ${r.tokenBytes.sdk} |`);

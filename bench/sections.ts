@@ -1,7 +1,7 @@
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
 import { createRuntime, createStateCodec, type StateKey } from "mcp-yield";
 import { countGenerator, driveCall } from "./counting-tools.js";
-import { cost, ratio, repeated, wallCost } from "./harness.js";
+import { cost, median, ratio, repeated, wallCost } from "./harness.js";
 import { journalOf, storeOperationsPerRequest } from "./variants.js";
 
 const secret = new Uint8Array(32).fill(42);
@@ -10,7 +10,7 @@ const keys: StateKey[] = [{ id: "bench", secret }];
 /** Server CPU for a whole call of R rounds (µs), six ways, and the ratios the targets name (and the floor's). */
 export interface ReplayRow {
   rounds: number;
-  us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number; replayFloor: number; statelessWithFloor: number };
+  us: { generatorLive: number; generatorStateless: number; handWritten: number; handWrittenAll: number; sdk: number; replayFloor: number };
   /** a/b on the live path (resuming), a/b and a/b2 fully stateless (replaying every round), a/c. */
   liveVsHandWritten: number;
   statelessVsHandWritten: number;
@@ -40,10 +40,10 @@ export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): 
       { name: "a-stateless", factory: "generator", args: [rounds, 0] },
       { name: "b", factory: "handWritten", args: [rounds] },
       { name: "f", factory: "replayFloor", args: [rounds] },
-    ], (s) => ({ a: cost(s, "a-stateless"), f: cost(s, "f"), floorB: ratio(s, "f", "b"), statelessF: ratio(s, "a-stateless", "f") }));
+    ], (s) => ({ f: cost(s, "f"), floorB: ratio(s, "f", "b"), statelessF: ratio(s, "a-stateless", "f") }));
     rows.push({
       rounds,
-      us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3, replayFloor: fl.f / 1e3, statelessWithFloor: fl.a / 1e3 },
+      us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3, replayFloor: fl.f / 1e3 },
       liveVsHandWritten: r.liveB, statelessVsHandWritten: r.statelessB, statelessVsHandWrittenAll: r.statelessB2, liveVsSdk: r.liveC,
       floorVsHandWritten: fl.floorB, statelessVsFloor: fl.statelessF,
     });
@@ -54,29 +54,50 @@ export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): 
 /**
  * What the runtime adds to the replay floor, split in two: a cost per request and a cost per
  * replayed ask. A whole call of R rounds makes R + 1 requests and replays 0 + 1 + … + R =
- * R(R + 1)/2 earlier asks, so (a) stateless − (f), both from the floor's runs, is fitted over
- * the R measured as `perRequest · (R + 1) + perReplayedAsk · R(R + 1)/2` (least squares, no
- * intercept: a call of no requests costs nothing). Per-request costs are the params and limits
- * walks, the call header in the claims, the per-round objects; per-ask costs are the
- * fingerprint and answer checks of each replayed record.
+ * R(R + 1)/2 earlier asks, so (a) stateless − (f) at R is fitted as
+ * `perRequest · (R + 1) + perReplayedAsk · R(R + 1)/2` (least squares, no intercept: a call of
+ * no requests costs nothing). All of (a) and (f) at R = 1, 10 and 30 alternate in one set of
+ * processes and the fit is made within each round of batches (paired, like every ratio here),
+ * then the median over rounds and fresh runs — fitted across the replay rows' separate sets
+ * instead, the figures moved with each set's level (a fit of one full run read −0.03 µs per ask).
  */
 export interface Decomposition {
   perRequestUs: number;
   perReplayedAskUs: number;
-  /** The largest gap between a measured (a) − (f) and the fit, as a fraction of (a) − (f) at that R. */
-  worstResidual: number;
+  /** The largest gap between a measured (a) − (f) and the fit, µs per call (median over rounds). */
+  worstResidualUs: number;
 }
 
-export function decompose(rows: ReplayRow[]): Decomposition {
-  const points = rows.map((r) => ({ x1: r.rounds + 1, x2: (r.rounds * (r.rounds + 1)) / 2, y: r.us.statelessWithFloor - r.us.replayFloor }));
-  // Normal equations of y ≈ p·x1 + q·x2.
-  const sum = (g: (p: (typeof points)[number]) => number) => points.reduce((s, p) => s + g(p), 0);
-  const [s11, s12, s22, s1y, s2y] = [sum((p) => p.x1 * p.x1), sum((p) => p.x1 * p.x2), sum((p) => p.x2 * p.x2), sum((p) => p.x1 * p.y), sum((p) => p.x2 * p.y)];
+const FIT_ROUNDS = [1, 10, 30];
+
+/** Least squares of y ≈ p·x1 + q·x2 over the points. */
+function fitTwo(points: Array<{ x1: number; x2: number; y: number }>): { p: number; q: number; worst: number } {
+  const sum = (g: (pt: (typeof points)[number]) => number) => points.reduce((acc, pt) => acc + g(pt), 0);
+  const [s11, s12, s22, s1y, s2y] = [sum((pt) => pt.x1 * pt.x1), sum((pt) => pt.x1 * pt.x2), sum((pt) => pt.x2 * pt.x2), sum((pt) => pt.x1 * pt.y), sum((pt) => pt.x2 * pt.y)];
   const det = s11 * s22 - s12 * s12;
-  const perRequestUs = (s1y * s22 - s2y * s12) / det;
-  const perReplayedAskUs = (s2y * s11 - s1y * s12) / det;
-  const worstResidual = Math.max(...points.map((p) => Math.abs(p.y - perRequestUs * p.x1 - perReplayedAskUs * p.x2) / Math.abs(p.y)));
-  return { perRequestUs, perReplayedAskUs, worstResidual };
+  const p = (s1y * s22 - s2y * s12) / det;
+  const q = (s2y * s11 - s1y * s12) / det;
+  return { p, q, worst: Math.max(...points.map((pt) => Math.abs(pt.y - p * pt.x1 - q * pt.x2))) };
+}
+
+export async function decompositionSection(runs: number): Promise<Decomposition> {
+  const variants = FIT_ROUNDS.flatMap((rounds) => [
+    { name: `a${rounds}`, factory: "generator", args: [rounds, 0] },
+    { name: `f${rounds}`, factory: "replayFloor", args: [rounds] },
+  ]);
+  const r = await repeated(runs, variants, (s) => {
+    const fits = s.samples.map((row) =>
+      fitTwo(
+        FIT_ROUNDS.map((rounds) => ({
+          x1: rounds + 1,
+          x2: (rounds * (rounds + 1)) / 2,
+          y: (row[s.names.indexOf(`a${rounds}`)]! - row[s.names.indexOf(`f${rounds}`)]!) / 1e3,
+        })),
+      ),
+    );
+    return { perRequestUs: median(fits.map((x) => x.p)), perReplayedAskUs: median(fits.map((x) => x.q)), worstResidualUs: median(fits.map((x) => x.worst)) };
+  });
+  return { perRequestUs: r.perRequestUs!, perReplayedAskUs: r.perReplayedAskUs!, worstResidualUs: r.worstResidualUs! };
 }
 
 /** Three instances without affinity (round-robin): server CPU per whole call (µs) and the ratios the targets name. */
