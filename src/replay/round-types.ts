@@ -24,7 +24,7 @@ export interface RoundInput {
    * Where the previous round stopped, when `journal` runs past it (a continuation: the records
    * an interrupted attempt at this same request made). Default: the journal's end.
    */
-  suspendedAt?: number;
+  suspendedAt?: number | undefined;
   /**
    * The format `journal`, `outstanding` and `partial` are in: 2, or 1 for a state sealed before
    * the line format (checked and decoded as such; what the round records is always format 2).
@@ -71,14 +71,14 @@ export interface RoundInput {
    * here that it still holds its lease, so a run that lost it never starts another step. A throw
    * ends the round without running the step.
    */
-  beforeStep?: () => Promise<void>;
+  beforeStep?: (() => Promise<void>) | undefined;
   /**
    * The clock `sleep()` wake times are set and compared on (a task's: the store's). Without it
    * the call is not a task and `sleep()` is an author error.
    */
   wakeClock?: () => number;
   /** Where `progress(...)` goes (a task's status message); without it progress does nothing. */
-  onProgress?: (message: string, done: number | undefined, total: number | undefined) => Promise<void>;
+  onProgress?: ((message: string, done: number | undefined, total: number | undefined) => Promise<void>) | undefined;
   /**
    * Signals (a task's): what has come for the `ordinal`-th wait on `name` — a value, a timeout,
    * or nothing yet (the round then ends waiting). Without it the call is not a task and

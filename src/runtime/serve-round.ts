@@ -345,7 +345,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       {
         start: () => spec.start(ctx),
         journal: payload?.j ?? [],
-        ...(from !== undefined ? { suspendedAt: from.n } : {}),
+        // Optional parts passed as undefined rather than spread in (no temporary objects per round).
+        suspendedAt: from?.n,
         format: payload?.format ?? 2,
         outstanding: payload?.o,
         partial: payload?.p ?? {},
@@ -357,8 +358,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         clock,
         task: spec.becomeTask ? "become" : "foreground",
         trace,
-        ...(progress?.claim ? { beforeStep: progress.claim } : {}),
-        ...(request.progress ? { onProgress: request.progress } : {}),
+        beforeStep: progress?.claim,
+        onProgress: request.progress,
       },
       (resumed ?? earlier)?.suspended,
     );
