@@ -41,10 +41,11 @@ const procFile = fileURLToPath(new URL("./proc.js", import.meta.url));
 /**
  * V8 flags of every variant process; none by default — the figures are for V8 as users run it.
  * `BENCH_V8_FLAGS=--predictable` (compiler and garbage collector on the main thread, in a fixed
- * order) makes fresh processes of one build agree far better — the paired ratio of a build
- * against itself over 5 fresh pairs: 0.98–1.03 with it, 0.94–1.18 without — which suits telling
- * two builds apart; but it moves the ratios between variants (stateless a/b at R = 30: 2.07
- * with it, 1.84 without, same build and machine), so targets are never judged under it.
+ * order) was tried against the noise, and is no cure: a build against itself over fresh pairs of
+ * processes read 0.98–1.03 with it and 0.94–1.18 without at R = 10 on a quiet hour, but
+ * 0.22–6.6 with it and 0.65–1.65 without at R = 1 on a busy one; and it moves the ratios
+ * between variants (stateless a/b at R = 30: 2.07 with it, 1.84 without, same build). Kept as
+ * a knob for experiments, never for the targets.
  */
 export const V8_FLAGS = (process.env.BENCH_V8_FLAGS ?? "").split(" ").filter(Boolean);
 
