@@ -33,7 +33,8 @@ export function deepFreeze<T>(value: T): T {
 
 function canonicalObject(value: object): string {
   // Built by concatenation, keys sorted only when there are several: this runs on every
-  // request's arguments and answers (their digests), measured ≈ 2× faster than parts joined.
+  // request's arguments and answers (their digests); measured ≈ 18 % less than parts joined
+  // (0.47 → 0.38 µs for a one-answer map, in-process).
   if (Array.isArray(value)) {
     let text = "[";
     for (let i = 0; i < value.length; i++) {
