@@ -62,7 +62,7 @@ function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
   });
 }
 
-/** One run: fresh processes, calibrated one at a time, then `rounds` rounds of alternating batches. */
+/** One run: fresh processes, warmed together, then `rounds` rounds of alternating batches. */
 export async function sample(variants: VariantSpec[], options: { rounds?: number; batchMs?: number } = {}): Promise<Sampled> {
   const rounds = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? 31);
   const batchMs = options.batchMs ?? Number(process.env.BENCH_BATCH_MS ?? 30);
@@ -72,8 +72,8 @@ export async function sample(variants: VariantSpec[], options: { rounds?: number
       c.once("message", resolve);
       c.once("exit", (code) => reject(new Error(`benchmark process exited (${code}) while starting`)));
     })));
-    const ops: number[] = [];
-    for (const c of children) ops.push(await ask<number>(c, { type: "calibrate", batchMs }));
+    // Warmed all at once (two cores; only the batches below need the machine to themselves).
+    const ops = await Promise.all(children.map((c) => ask<number>(c, { type: "warm", batchMs })));
     const samples: number[][] = [];
     const wall: number[][] = [];
     for (let r = 0; r < rounds; r++) {
