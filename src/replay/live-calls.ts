@@ -182,8 +182,10 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     this.used -= entry.bytes;
     // The eviction queues may still hold this entry until they pass it: let its generator go now.
     // (Only a held entry's call is ever read: every read goes through `calls`.)
+    // Nor its token: the key is a slice of it, and V8 keeps a slice's whole parent string alive.
     (entry as { call: T | undefined }).call = undefined;
     entry.token = "";
+    entry.key = "";
   }
 
   /** Entries the eviction queues hold, current or not (they stay within a small multiple of `size`). */
