@@ -69,8 +69,9 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * of those are never resumed (their call went on, or ended, elsewhere): at the bound they are
    * the ones dropped, so the generators still likely to be resumed stay.
    */
-  private readonly cold = new ArrivalQueue<Held<T>>((held) => this.calls.get(held.key) === held);
-  private readonly warm = new ArrivalQueue<Held<T>>((held) => this.calls.get(held.key) === held);
+  // An entry is held exactly while its `call` is set (`remove` clears it): no map lookup per look.
+  private readonly cold = new ArrivalQueue<Held<T>>((held) => held.call !== undefined);
+  private readonly warm = new ArrivalQueue<Held<T>>((held) => held.call !== undefined);
   /** The one entry kept per call (its id → the entry's key): a call's newer round replaces its older one. */
   private readonly groups = new Map<string, string>();
   private used = 0;

@@ -58,6 +58,8 @@ interface Entry {
   expiresAt: number;
   /** Offered to `shrink` since this value was written (each value is offered once). */
   offered: boolean;
+  /** In the store still (not removed, expired or rewritten): the queues below check this, not the map. */
+  current: boolean;
 }
 
 /**
@@ -79,7 +81,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
    * write first: a full store shrinks from here, so a value it could not shrink (or already
    * shrank) is not looked at again on every later shed — at the bound that scan was per write.
    */
-  const unoffered = new ArrivalQueue<Entry>((entry) => !entry.offered && entries.get(entry.key) === entry);
+  const unoffered = new ArrivalQueue<Entry>((entry) => !entry.offered && entry.current);
   const indexes = new Map<string, Map<string, number>>();
   let bytes = 0;
   let shrunk = 0;
@@ -96,6 +98,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     if (entry === undefined) return;
     entries.delete(key);
     bytes -= key.length + entry.value.length;
+    // A queue may hold the entry until it passes it: the value goes now.
+    entry.current = false;
+    entry.value = "";
   };
   /**
    * Entries in write order, for expiry (an entry removed or rewritten since is no longer
@@ -103,7 +108,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
    * lifetime (a state's), so write order is nearly expiry order, and the store stays at what is
    * live — not at its bound — without scanning it.
    */
-  const written = new ArrivalQueue<Entry>((entry) => entries.get(entry.key) === entry);
+  const written = new ArrivalQueue<Entry>((entry) => entry.current);
   const expireOldest = (now: number) => {
     for (let oldest = written.oldest(); oldest !== undefined && oldest.expiresAt <= now; oldest = written.oldest()) remove(oldest.key);
   };
@@ -141,7 +146,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     if (bytes + growth > limit) shed();
     if (bytes + growth > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${key.length + value.length} bytes was refused`);
     remove(key);
-    const entry: Entry = { key, value, expiresAt: now + ttl, offered: false };
+    const entry: Entry = { key, value, expiresAt: now + ttl, offered: false, current: true };
     entries.set(key, entry);
     written.push(entry, entries.size);
     unoffered.push(entry, entries.size);
