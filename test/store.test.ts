@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createMemoryStore, StoreError } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
@@ -24,6 +25,33 @@ describe.skipIf(!redisAvailable)("redis store clock", () => {
 });
 
 describe("memory store bound", () => {
+  it("never refuses a write while expired entries, in any order of lifetimes, would make room for it (property)", async () => {
+    // The full scan for expired entries runs only so often at the bound; a refusal must still
+    // come only when live entries fill the store. A model: the bytes of unexpired entries.
+    const op = fc.record({ key: fc.integer({ min: 0, max: 40 }), size: fc.integer({ min: 1, max: 300 }), ttl: fc.integer({ min: 1, max: 400 }), advance: fc.integer({ min: 0, max: 60 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 200 }), async (ops) => {
+        let now = 0;
+        const maxBytes = 2_000;
+        // No shrinking: only expiry can make room, so the model below is exact.
+        const store = createMemoryStore({ maxBytes, reservedBytes: 0, clock: () => now, shrink: () => undefined });
+        const model = new Map<string, { bytes: number; expiresAt: number }>();
+        for (const { key, size, ttl, advance } of ops) {
+          now += advance;
+          const k = `k${key}`;
+          const liveBytes = [...model].filter(([name, e]) => e.expiresAt > now && name !== k).reduce((sum, [name, e]) => sum + name.length + e.bytes, 0);
+          const fits = liveBytes + k.length + size <= maxBytes;
+          const written = await store.set(k, "v".repeat(size), ttl).then(() => true, (e: unknown) => e);
+          if (fits) expect(written).toBe(true);
+          else expect(written).toMatchObject({ reason: "store_full" });
+          if (written === true) model.set(k, { bytes: size, expiresAt: now + ttl });
+        }
+        await store.close();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("refuses a write past its byte bound with store_full, and frees expired space first", async () => {
     let now = 0;
     const store = createMemoryStore({ maxBytes: 100, clock: () => now });

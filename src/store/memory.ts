@@ -52,6 +52,10 @@ const DONE_HEAD = '{"d":"';
 const DONE_TAIL = '","s":"done","r":';
 const DIGEST = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** At the bound, a full sweep for expired entries runs once per this fraction of the store's entries written, and no more often than SWEEP_MIN_WRITES. */
+const SWEEP_EVERY = 8;
+const SWEEP_MIN_WRITES = 16;
+
 interface Entry {
   key: string;
   value: string;
@@ -65,8 +69,11 @@ interface Entry {
 /**
  * The in-memory store: one instance, nothing shared, nothing kept across a restart — what
  * `npm start` needs and what tests use. Expired entries are dropped when read, the oldest ones
- * on every write (so the store holds what is live, not what it once held), and all of them when
- * the store reaches its bound.
+ * on every write (so the store holds what is live, not what it once held), and all of them at
+ * the bound — a scan of the store, so at most once per eighth of it written, and always before
+ * a write is refused. (Between those scans a full store may shrink a kept response while an
+ * entry written out of expiry order has expired unswept; it never refuses a write for want of
+ * the room an expired entry holds.)
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number; readonly shrunk: number } {
   const maxBytes = integerOption("maxBytes", options.maxBytes, 64 * 1024 * 1024);
@@ -112,10 +119,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   const expireOldest = (now: number) => {
     for (let oldest = written.oldest(); oldest !== undefined && oldest.expiresAt <= now; oldest = written.oldest()) remove(oldest.key);
   };
+  /**
+   * Every expired entry out, wherever it sits in write order (lifetimes differ: a redemption
+   * record lives as long as its state, a spilled journal or task record longer). A scan of the
+   * whole store, so at the bound it runs once per SWEEP_EVERY-th of the store's entries written
+   * — not on every write: a store full of live rounds spent 4 % of its CPU sweeping for
+   * entries `expireOldest` had already taken — and always before a write is refused.
+   */
+  let writesSinceSweep = 0;
   const sweep = () => {
+    writesSinceSweep = 0;
     const now = clock();
     for (const [key, entry] of entries) if (entry.expiresAt <= now) remove(key);
   };
+  const sweepDue = () => writesSinceSweep >= Math.max(SWEEP_MIN_WRITES, entries.size / SWEEP_EVERY);
   /**
    * Shrink the oldest values not yet offered to `shrink` (write order: a rewritten entry counts
    * as new) until an eighth of the bound is free: done in batches, so a full store does not
@@ -140,10 +157,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const before = entries.get(key);
     const growth = key.length + value.length - (before ? key.length + before.value.length : 0);
     const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
-    // At the bound: expired entries out first (a response is shrunk only when the store is full
-    // of live ones), then shrink from where the last shed stopped; refuse only after both.
-    if (bytes + growth > limit) sweep();
+    // At the bound: expired entries out first (when a sweep is due: see `sweep`), then shrink
+    // from where the last shed stopped; refuse only after a sweep and a shed both found no room.
+    writesSinceSweep++;
+    if (bytes + growth > limit && sweepDue()) sweep();
     if (bytes + growth > limit) shed();
+    if (bytes + growth > limit && writesSinceSweep > 0) sweep();
     if (bytes + growth > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${key.length + value.length} bytes was refused`);
     remove(key);
     const entry: Entry = { key, value, expiresAt: now + ttl, offered: false, current: true };
