@@ -7,6 +7,7 @@ import type { CallContext } from "./call-context.js";
 import type { StatePayload } from "../journal/journal.js";
 import type { Suspended } from "./round.js";
 import { ArrivalQueue } from "../util/arrival-queue.js";
+import { SteadyMap } from "../util/steady-map.js";
 
 /** A call suspended on this instance: its generator and the per-call objects it closed over. */
 export interface LiveCall {
@@ -50,7 +51,7 @@ const MIN_IDLE_MS = 10;
 export class LiveCalls<T extends { owner: object } = LiveCall> {
   // Keyed by the token's last characters (its MAC or GCM tag: unique per token), so a lookup
   // hashes 32 characters, not the whole token; the entry keeps the full token to compare.
-  private readonly calls = new Map<string, Held<T>>();
+  private readonly calls = new SteadyMap<string, Held<T>>();
   /**
    * How long the last resumed generators waited here before their round came (ms), the newest
    * RESUME_SAMPLES of them (the bound is set from them after every RESUME_SAMPLES resumes). An
@@ -73,7 +74,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private readonly cold = new ArrivalQueue<Held<T>>((held) => held.call !== undefined);
   private readonly warm = new ArrivalQueue<Held<T>>((held) => held.call !== undefined);
   /** The one entry kept per call (its id → the entry's key): a call's newer round replaces its older one. */
-  private readonly groups = new Map<string, string>();
+  private readonly groups = new SteadyMap<string, string>();
   private used = 0;
 
   constructor(
