@@ -372,6 +372,37 @@ describe("edges", () => {
     expect(calls.peek("t".repeat(40))).toBeDefined();
   });
 
+  it("a bound set by fast rounds relaxes when slower calls' generators are all evicted as idle, until they are resumed again", () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const owner = {};
+    let now = 1000;
+    let idle = 0; // the idle clock runs apart from the expiry clock
+    const calls = new LiveCalls(1000, 1 << 30, () => now, () => idle);
+    // 64 resumes 0.5 ms after parking: the bound is 4 × 0.5 = 2 ms.
+    for (let i = 0; i < 64; i++) {
+      calls.put(`${i}`.padStart(40, "f"), entry(owner), 1e9, `f${i}`);
+      idle += 0.5;
+      expect(calls.take(`${i}`.padStart(40, "f"), owner)).toBeDefined();
+    }
+    // Now the calls are slower: each round comes back 6 ms after its generator was parked.
+    // Every generator goes as idle first; the bound doubles per 64 such evictions (2 → 4 → 8 ms),
+    // and then a 6 ms wait is within it: resumed again.
+    let resumedAt: number | undefined;
+    for (let i = 0; i < 400 && resumedAt === undefined; i++) {
+      const token = `${i}`.padStart(40, "s");
+      calls.put(token, entry(owner), 1e9, `s${i}`);
+      idle += 6;
+      // Other calls' rounds park generators meanwhile (what evicts an idle one is a put).
+      calls.put(`${i}`.padStart(40, "o"), entry(owner), 1e9, `o${i}`);
+      if (calls.take(token, owner) !== undefined) resumedAt = i;
+    }
+    expect(resumedAt).toBeDefined();
+    // Two doublings of 64 evictions each, two generators going per round of this loop (ours and the
+    // other call's): not before round 64 — one doubling (4 ms) is still under the 6 ms wait.
+    expect(resumedAt!).toBeGreaterThanOrEqual(63);
+    expect(resumedAt!).toBeLessThanOrEqual(66);
+  });
+
   it("a held generator a later round passed without extending it is dropped; one an older round's retry does not pass stays", () => {
     const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
     const owner = {};

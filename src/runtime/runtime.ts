@@ -86,8 +86,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const codec: StateCodec = "seal" in options.state ? options.state : createStateCodec(options.state);
   const limits = resolveLimits(options.limits);
   const clock = options.clock ?? Date.now;
-  // Expiry of held tokens is measured on the codec's clock, as the tokens' own expiry is.
-  const live = new LiveCalls(integerOption("liveCalls", options.liveCalls, 1000, 0), integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0), () => codec.now());
+  // Expiry of held tokens is measured on the codec's clock, as the tokens' own expiry is; how
+  // long a generator waited, on a sub-millisecond monotonic one (see live-calls' MIN_IDLE_MS).
+  const live = new LiveCalls(integerOption("liveCalls", options.liveCalls, 1000, 0), integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0), () => codec.now(), () => performance.now());
   const onError = options.onError ?? logError;
   const report = (error: unknown, info: ErrorInfo) => {
     try {
