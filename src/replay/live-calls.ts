@@ -84,9 +84,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * of those are never resumed (their call went on, or ended, elsewhere): at the bound they are
    * the ones dropped, so the generators still likely to be resumed stay.
    */
-  // An entry is held exactly while its `call` is set (`remove` clears it): no map lookup per look.
-  private readonly cold = new ArrivalQueue<Held<T>>((held) => held.call !== undefined);
-  private readonly warm = new ArrivalQueue<Held<T>>((held) => held.call !== undefined);
+  private readonly cold = new ArrivalQueue<Held<T>>(isHeld);
+  private readonly warm = new ArrivalQueue<Held<T>>(isHeld);
   /** The one entry kept per call (its id → the entry's key): a call's newer round replaces its older one. */
   private readonly groups = new SteadyMap<string, string>();
   private used = 0;
@@ -245,3 +244,6 @@ interface Held<T> {
   /** When it was put, on the idle clock (`idleNow`). */
   heldSince: number;
 }
+
+/** An entry is held exactly while its `call` is set (`remove` clears it): no map lookup per look. */
+const isHeld = (held: Held<unknown>): boolean => held.call !== undefined;

@@ -1,8 +1,12 @@
+/** Items beyond twice the current ones a queue may hold before it is compacted. */
+export const QUEUE_SLACK = 64;
+
 /**
  * Items in the order they arrived, the oldest current one found without a scan. An item stops
  * being current when its owner drops or replaces it (`current` says); such items are skipped
- * when reached and compacted away once they outnumber the current ones (plus a small slack), so the queue stays
- * within a small multiple of what is current, however long an old item stays at its front.
+ * when reached and compacted away once they outnumber the current ones (plus a small slack),
+ * so the queue stays within a small multiple of what is current, however long an old item stays
+ * at its front.
  *
  * An item is let go as soon as it is passed or compacted away, not kept until the array is next
  * copied: what the owner dropped must not live on here (a live call's stale entry kept its
@@ -14,9 +18,6 @@
  * entry was O(entries) (measured: parking a generator cost 11 µs with 10,000 calls in flight,
  * 0.8 µs with 10; a full memory store spent most of its writes there).
  */
-/** Items beyond twice the current ones a queue may hold before it is compacted. */
-export const QUEUE_SLACK = 64;
-
 export class ArrivalQueue<T> {
   // Slots before `head` are emptied as the head passes them (see above).
   private items: Array<T | undefined> = [];
@@ -26,8 +27,8 @@ export class ArrivalQueue<T> {
 
   /**
    * Add `item` as the newest; `currentCount` (how many items the owner holds) bounds the queue.
-   * Compacted once it holds more than twice the current items plus QUEUE_SLACK: each compaction
-   * copies at most what QUEUE_SLACK pushes since the last one paid for.
+   * Compacted once it holds more than twice the current items plus QUEUE_SLACK, so the copying
+   * of a compaction is paid for by the pushes since the one before (amortized constant).
    */
   push(item: T, currentCount: number): void {
     this.items.push(item);
