@@ -45,7 +45,13 @@ export function dropKeptResponse(key: string, value: string): string | undefined
   if (end === -1 || !value.startsWith(DONE_TAIL, end)) return undefined;
   const d = value.slice(DONE_HEAD.length, end);
   if (!DIGEST.test(d)) return undefined;
-  return `{"d":"${d}","s":"done","dropped":true}`;
+  const dropped = `{"d":"${d}","s":"done","dropped":true}`;
+  // In V8 `d` is a slice of the response and the record a concatenation holding it: kept as
+  // they are, every shrunk record would keep its whole response alive (measured: ~900 bytes of
+  // heap per dropped record of 77 characters; a full store's real size ~10× its bound). Reading
+  // a character flattens the record into one new string of its own, and the response can go.
+  dropped.charCodeAt(0);
+  return dropped;
 }
 
 const DONE_HEAD = '{"d":"';
