@@ -10,3 +10,4 @@ export { randomUuid } from "./state/random.js";
 export { encodeBase64url, decodeBase64url } from "./state/base64url.js";
 export { createStoreClock } from "./store/store-clock.js";
 export { dropKeptResponse } from "./store/memory.js";
+export { parseLines } from "./journal/journal.js";

@@ -1,5 +1,6 @@
 import superjson from "superjson";
 import { escapeReservedKeys, unescapeReservedKeys } from "./reserved-keys.js";
+import { ownString } from "../util/own-string.js";
 
 /**
  * The text form of a value a journal records (a step's result, an answer, a time, an id).
@@ -236,7 +237,8 @@ export function decodeValue(text: string): unknown {
     if (parsed === undefined) {
       parsed = JSON.parse(text) as unknown;
       if (parsedTexts.size >= PARSED_CACHE) parsedTexts.clear();
-      parsedTexts.set(text, parsed);
+      // Kept as a copy: `text` is usually a slice of a whole journal, which it would keep alive.
+      parsedTexts.set(ownString(text), parsed);
     }
     return copyJson(parsed);
   }

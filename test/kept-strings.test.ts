@@ -2,10 +2,11 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "mcp-yield";
+import { decodeValue, parseLines } from "../src/internal.js";
 
-// The memory store's bound is about the heap it really holds: a kept response it shrank to
-// "answered, for these answers" must not keep the response alive (in V8 a string made from a
-// slice of a longer one holds the longer one).
+// Strings kept long hold nothing else alive (in V8 a slice of a longer string, or a
+// concatenation holding one, keeps the longer one): the memory store's bound is about the heap
+// it really holds, and what replay caches does not keep the journals it came from.
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -34,5 +35,21 @@ describe("the memory store's real size", () => {
     const held = (await settledHeap()) - before;
     // Each shrunk record keeping its 8 KB response would be ~7 MB; the bound and the shrunk records are ~1.2 MB.
     expect(held, `the store holds ${(held / 1024 / 1024).toFixed(2)} MiB of heap for a 1 MiB bound`).toBeLessThan(2.5 * 1024 * 1024);
+  });
+});
+
+describe("replayed answers", () => {
+  it("keep nothing of the journal text they were decoded from", async () => {
+    // A task's journal, or a continuation, is read back from a store record by JSON.parse: its
+    // records are slices of that text, and decoding a recorded value must not keep it whole.
+    const before = await settledHeap();
+    for (let i = 0; i < 300; i++) {
+      const record = JSON.parse(JSON.stringify({ journal: `S notes\t"${"n".repeat(20_000)}"\neAbCdEfGhIjK\ta{"name":"Person number ${i}"}\n` })) as { journal: string };
+      const records = parseLines(record.journal)!;
+      expect(decodeValue(records[1]![1].slice(1))).toEqual({ name: `Person number ${i}` });
+    }
+    const held = (await settledHeap()) - before;
+    // 300 journals of 20 KB would be ~6 MB.
+    expect(held, `${(held / 1024 / 1024).toFixed(2)} MiB still held after decoding 300 journals`).toBeLessThan(2 * 1024 * 1024);
   });
 });
