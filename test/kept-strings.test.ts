@@ -1,7 +1,8 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { createMemoryStore } from "mcp-yield";
+import { z } from "zod";
+import { createMemoryStore, createRuntime, elicit, tool } from "mcp-yield";
 import { decodeValue, parseLines } from "../src/internal.js";
 
 // Strings kept long hold nothing else alive (in V8 a slice of a longer string, or a
@@ -51,5 +52,35 @@ describe("replayed answers", () => {
     const held = (await settledHeap()) - before;
     // 300 journals of 20 KB would be ~6 MB.
     expect(held, `${(held / 1024 / 1024).toFixed(2)} MiB still held after decoding 300 journals`).toBeLessThan(2 * 1024 * 1024);
+  });
+});
+
+describe("asked questions", () => {
+  it("keep nothing of the text a message was sliced from (the fingerprint caches keep copies)", async () => {
+    // No live calls: a held generator keeps its own question (and so the document) by design.
+    const runtime = createRuntime({ state: { keys: [{ id: "k", secret: new Uint8Array(32).fill(9) }] }, liveCalls: 0 });
+    const Ok = z.object({ ok: z.boolean() });
+    const documents = new Map<number, string>();
+    const review = tool({
+      name: "review",
+      input: z.object({ doc: z.number() }),
+      *run({ doc }) {
+        // The question quotes the start of a large document, as a slice of it.
+        const answer = yield* elicit(documents.get(doc)!.slice(0, 60), Ok);
+        return answer.action;
+      },
+    });
+    const caps = { clientCapabilities: { elicitation: {} } };
+    const before = await settledHeap();
+    for (let doc = 0; doc < 100; doc++) {
+      documents.set(doc, JSON.parse(JSON.stringify(`Document ${doc}: ${"d".repeat(50_000)}`)) as string);
+      const result = (await runtime.callTool(review, { name: "review", arguments: { doc } }, caps)) as { resultType?: string };
+      expect(result.resultType).toBe("input_required");
+      documents.delete(doc);
+    }
+    const held = (await settledHeap()) - before;
+    // 100 documents of 50 KB would be ~5 MB.
+    expect(held, `${(held / 1024 / 1024).toFixed(2)} MiB still held after 100 calls`).toBeLessThan(2 * 1024 * 1024);
+    await runtime.close();
   });
 });

@@ -10,6 +10,7 @@
 import { askByLetter, capabilityLetter, EFFECT_KINDS } from "../authoring/effect-kinds.js";
 import { canonicalJson, decodeValue, encodeValue, shortDigest } from "../state/index.js";
 import type { Capability } from "../wire/index.js";
+import { ownString } from "../util/own-string.js";
 import type { AskEffect, Effect } from "../authoring/effects.js";
 
 /**
@@ -146,21 +147,23 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
   if (known !== undefined && known.message === message && (recorded === undefined || known.fp === recorded)) return known.fp;
   let forSchema = byFormSchema.get(requestedSchema);
   if (forSchema === undefined) byFormSchema.set(requestedSchema, (forSchema = new Map()));
+  // The author's strings are kept as copies (ownString): a message sliced from a large text
+  // would otherwise keep that text alive as long as the cache holds it.
   let forKey = forSchema.get(key);
   if (forKey === undefined) {
     if (forSchema.size >= PER_SCHEMA) forSchema.clear();
-    forSchema.set(key, (forKey = new Map()));
+    forSchema.set(ownString(key), (forKey = new Map()));
   }
   let fp = forKey.get(message);
   if (fp === undefined) {
     fp = hashedAsk(effect, key);
     if (forKey.size >= PER_KEY) forKey.clear();
-    forKey.set(message, fp);
+    forKey.set(ownString(message), fp);
   }
   let last = lastForm.get(requestedSchema);
   if (last === undefined) lastForm.set(requestedSchema, (last = new Map()));
   if (last.size >= PER_SCHEMA && !last.has(key)) last.clear();
-  last.set(key, { message, fp });
+  last.set(ownString(key), { message: ownString(message), fp });
   return fp;
 }
 
@@ -192,7 +195,7 @@ function hashedAsk(effect: AskEffect, key: string): string {
   if (fp === undefined) {
     const [words, rest] = askParts(effect);
     if (byText.size >= TEXT_CACHE) byText.clear();
-    byText.set(text, (fp = EFFECT_KINDS[effect.kind].letter + shortDigest(key, 2) + shortDigest(words, 3) + shortDigest(rest, 3)));
+    byText.set(ownString(text), (fp = EFFECT_KINDS[effect.kind].letter + shortDigest(key, 2) + shortDigest(words, 3) + shortDigest(rest, 3)));
   }
   return fp;
 }
