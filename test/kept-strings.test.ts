@@ -63,6 +63,7 @@ describe("asked questions", () => {
     const documents = new Map<number, string>();
     const review = tool({
       name: "review",
+      description: "asks about a document, quoting its start",
       input: z.object({ doc: z.number() }),
       *run({ doc }) {
         // The question quotes the start of a large document, as a slice of it.
