@@ -87,8 +87,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    */
   private readonly cold = new ArrivalQueue<Held<T>>(isHeld);
   private readonly warm = new ArrivalQueue<Held<T>>(isHeld);
-  /** The one entry kept per call (its id → the entry's key): a call's newer round replaces its older one. */
-  private readonly groups = new SteadyMap<string, string>();
+  /** The one entry kept per call (its id → the entry): a call's newer round replaces its older one. */
+  private readonly groups = new SteadyMap<string, Held<T>>();
   private used = 0;
 
   /**
@@ -114,12 +114,12 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     this.remove(key);
     if (group !== undefined) {
       const older = this.groups.get(group);
-      if (older !== undefined) this.remove(older);
-      this.groups.set(group, key);
+      if (older !== undefined) this.removeHeld(older);
     }
     const idleAt = this.idleNow();
     const held: Held<T> = { key, token, call, expiresAt, bytes, group, heldSince: idleAt };
     this.calls.set(key, held);
+    if (group !== undefined) this.groups.set(group, held);
     (warm ? this.warm : this.cold).push(held, this.calls.size);
     this.used += bytes;
     this.evict(this.now(), idleAt);
@@ -130,22 +130,29 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * — past the bounds — cold entries before warm ones, oldest first.
    */
   private evict(now: number, idleAt: number): void {
-    // Within each order, insertion order is both expiry order (one TTL) and age order.
-    for (const order of [this.cold, this.warm]) {
-      for (let held = order.oldest(); held !== undefined; held = order.oldest()) {
-        if (held.expiresAt <= now) this.remove(held.key);
-        else if (idleAt - held.heldSince > this.idleLimit) {
-          this.remove(held.key);
-          if (++this.idleEvictions >= RESUME_SAMPLES) {
-            this.idleEvictions = 0;
-            this.idleLimit *= 2;
-          }
-        } else break;
-      }
+    // The two orders one after the other, written out (this runs on every park: no array of them per call).
+    this.evictStale(this.cold, now, idleAt);
+    this.evictStale(this.warm, now, idleAt);
+    this.evictOverBounds(this.cold);
+    this.evictOverBounds(this.warm);
+  }
+
+  /** Expired and idle entries out of one order (insertion order is both expiry order, one TTL, and age order). */
+  private evictStale(order: ArrivalQueue<Held<T>>, now: number, idleAt: number): void {
+    for (let held = order.oldest(); held !== undefined; held = order.oldest()) {
+      if (held.expiresAt <= now) this.removeHeld(held);
+      else if (idleAt - held.heldSince > this.idleLimit) {
+        this.removeHeld(held);
+        if (++this.idleEvictions >= RESUME_SAMPLES) {
+          this.idleEvictions = 0;
+          this.idleLimit *= 2;
+        }
+      } else break;
     }
-    for (const order of [this.cold, this.warm]) {
-      for (let held = order.oldest(); held !== undefined && (this.calls.size > this.maxCalls || this.used > this.maxBytes); held = order.oldest()) this.remove(held.key);
-    }
+  }
+
+  private evictOverBounds(order: ArrivalQueue<Held<T>>): void {
+    for (let held = order.oldest(); held !== undefined && (this.calls.size > this.maxCalls || this.used > this.maxBytes); held = order.oldest()) this.removeHeld(held);
   }
 
   /** The entry minted as exactly `token`, left in place (a check that fails must not consume it). */
@@ -186,29 +193,32 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * does not pass (a retry of an older round) stays.
    */
   takeEarlier(group: string, owner: object, extends_: (call: T) => boolean, passed: (call: T) => boolean = () => false): T | undefined {
-    const key = this.groups.get(group);
-    if (key === undefined) return undefined;
-    const entry = this.calls.get(key)!;
+    const entry = this.groups.get(group);
+    if (entry === undefined) return undefined;
     if (entry.expiresAt <= this.now()) {
-      this.remove(key);
+      this.removeHeld(entry);
       return undefined;
     }
     const { call, heldSince } = entry;
     if (call.owner !== owner) return undefined;
     if (!extends_(call)) {
-      if (passed(call)) this.remove(key);
+      if (passed(call)) this.removeHeld(entry);
       return undefined;
     }
-    this.remove(key);
+    this.removeHeld(entry);
     this.resumedAfter(this.idleNow() - heldSince);
     return call;
   }
 
   private remove(key: string): void {
     const entry = this.calls.get(key);
-    if (entry === undefined) return;
-    this.calls.delete(key);
-    if (entry.group !== undefined && this.groups.get(entry.group) === key) this.groups.delete(entry.group);
+    if (entry !== undefined) this.removeHeld(entry);
+  }
+
+  /** `entry`, which is held (`calls` maps its key to it), out. */
+  private removeHeld(entry: Held<T>): void {
+    this.calls.delete(entry.key);
+    if (entry.group !== undefined && this.groups.get(entry.group) === entry) this.groups.delete(entry.group);
     this.used -= entry.bytes;
     // The eviction queues may still hold this entry until they pass it: let its generator go now.
     // (Only a held entry's call is ever read: every read goes through `calls`.)
