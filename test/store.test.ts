@@ -45,11 +45,34 @@ describe("memory store bound", () => {
           if (fits) expect(written).toBe(true);
           else expect(written).toMatchObject({ reason: "store_full" });
           if (written === true) model.set(k, { bytes: size, expiresAt: now + ttl });
+          expect(store.bytes).toBeLessThanOrEqual(maxBytes);
         }
         await store.close();
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("never passes its bound by replacing an entry the write itself reclaims (expired, or shrunk to make room)", async () => {
+    let now = 0;
+    // An expired value under the key being written, which expiry in write order has not reached.
+    const expired = createMemoryStore({ maxBytes: 1_000, reservedBytes: 0, clock: () => now, shrink: () => undefined });
+    await expired.set("a", "a".repeat(600), 1_000);
+    await expired.set("k", "k".repeat(300), 10);
+    now = 20;
+    // 601 live bytes + 401 would pass the bound: refused, whatever the expired "k" held.
+    await expect(expired.set("k", "n".repeat(400), 1_000)).rejects.toMatchObject({ reason: "store_full" });
+    expect(expired.bytes).toBeLessThanOrEqual(1_000);
+    // The value being replaced is the one the store shrinks to make room.
+    const shrinking = createMemoryStore({ maxBytes: 1_000, reservedBytes: 0, clock: () => now, shrink: (_key, value) => (value.length > 10 ? "s" : undefined) });
+    await shrinking.set("k", "k".repeat(500), 1_000);
+    await shrinking.set("b", "b".repeat(450), 1_000);
+    // 952 bytes, 90 more needed: the shed shrinks "k" (the oldest) to one character, which gives
+    // back almost nothing to a write that replaces it — 451 + 591 would pass the bound: refused.
+    await expect(shrinking.set("k", "n".repeat(590), 1_000)).rejects.toMatchObject({ reason: "store_full" });
+    expect(shrinking.bytes).toBeLessThanOrEqual(1_000);
+    await expired.close();
+    await shrinking.close();
   });
 
   it("refuses a write past its byte bound with store_full, and frees expired space first", async () => {

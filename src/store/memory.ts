@@ -157,22 +157,25 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
     const now = clock();
     expireOldest(now);
+    const size = key.length + value.length;
     const before = entries.get(key);
-    const growth = key.length + value.length - (before ? key.length + before.value.length : 0);
+    // The room the write needs, the value it replaces given back — asked again after each step
+    // below, which may itself take that value (a sweep: it had expired) or shrink it (a shed).
+    const growth = () => size - (before?.current ? key.length + before.value.length : 0);
     const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
     // At the bound: expired entries out first (when a sweep is due: see `sweep`), then shrink
     // from where the last shed stopped; refuse only after a sweep and a shed both found no room.
     writesSinceSweep++;
-    if (bytes + growth > limit && sweepDue()) sweep();
-    if (bytes + growth > limit) shed();
-    if (bytes + growth > limit && writesSinceSweep > 0) sweep();
-    if (bytes + growth > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${key.length + value.length} bytes was refused`);
+    if (bytes + growth() > limit && sweepDue()) sweep();
+    if (bytes + growth() > limit) shed();
+    if (bytes + growth() > limit && writesSinceSweep > 0) sweep();
+    if (bytes + growth() > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${size} bytes was refused`);
     remove(key);
     const entry: Entry = { key, value, expiresAt: now + ttl, offered: false, current: true };
     entries.set(key, entry);
     written.push(entry, entries.size);
     unoffered.push(entry, entries.size);
-    bytes += key.length + value.length;
+    bytes += size;
   };
 
   return {
