@@ -47,7 +47,7 @@ export function dropKeptResponse(key: string, value: string): string | undefined
   const d = value.slice(DONE_HEAD.length, end);
   if (!DIGEST.test(d)) return undefined;
   // Built from a slice of the response: as it is, each shrunk record (77 characters) kept its
-  // whole response alive (~900 bytes of heap; a full store ~10× its bound).
+  // whole response alive (~900 bytes of heap; a full store ~8× its bound).
   return ownString(`{"d":"${d}","s":"done","dropped":true}`);
 }
 
