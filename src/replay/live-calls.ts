@@ -227,6 +227,11 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     entry.token = "";
   }
 
+  /** Whether anything can be held at all (`liveCalls: 0` holds nothing: callers need not build an entry). */
+  get holds(): boolean {
+    return this.maxCalls > 0 && this.maxBytes > 0;
+  }
+
   /** Entries the eviction queues hold, current or not (they stay within a small multiple of `size`). */
   get queued(): number {
     return this.cold.length + this.warm.length;

@@ -68,10 +68,12 @@ export class Round {
   private index: number;
   private asks: number;
   private inStep = false;
+  // Made on first use: most rounds consume one answer and refuse none, and a Set and a Map per
+  // request measured as a visible part of what a stateless round allocates.
   /** Keys whose answer this round already used: one answer serves one ask. */
-  private readonly consumed = new Set<string>();
+  private consumed: Set<string> | undefined;
   /** Answers of this request that were refused, by key: why (a re-ask's message says it). */
-  private readonly refused = new Map<string, string>();
+  private refused: Map<string, string> | undefined;
   /** A divergence found inside author code (which might catch it): rethrown after `next()`. */
   private diverged: DivergenceError | undefined;
 
@@ -444,7 +446,7 @@ export class Round {
    */
   private answerFor(key: string, effect: AskEffect, fp: string): { text: string } | undefined {
     const { responses, outstanding } = this.input;
-    if (this.consumed.has(key) || !responses.has(key)) return undefined;
+    if (this.consumed?.has(key) === true || !responses.has(key)) return undefined;
     const asked = outstanding?.[key];
     if (asked === undefined) {
       if (!effect.acceptUnasked) return undefined;
@@ -460,10 +462,10 @@ export class Round {
       throw error;
     }
     if (!check.ok) {
-      this.refused.set(key, check.problem);
+      (this.refused ??= new Map()).set(key, check.problem);
       return undefined;
     }
-    this.consumed.add(key);
+    (this.consumed ??= new Set()).add(key);
     // Encoded once: what is recorded of an elicitation is its accepted content (a path in the
     // error is then within the content), of any other ask the whole answer.
     const what = effect.kind === "elicit" ? `the accepted content of ask "${key}" (after the answer schema)` : `the answer to ask "${key}"`;
@@ -510,7 +512,7 @@ export class Round {
       const needed = ASK_KINDS[a.kind].capability;
       if (!this.input.declared(needed) && !missing.includes(needed)) missing.push(needed);
       inputRequests[k] = requestOf(a) as InputRequest;
-      const problem = a.kind === "elicit" ? this.refused.get(k) : undefined;
+      const problem = a.kind === "elicit" ? this.refused?.get(k) : undefined;
       if (problem !== undefined) (refused ??= {})[k] = problem;
     }
     if (missing.length > 0) throw new MissingCapabilityError(missing, this.input.undeclared === true);

@@ -425,8 +425,9 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       const expected = { type: "input_required" as const, journal: reopened.j, outstanding: reopened.o, partial: reopened.p ?? {}, pending: outcome.suspended.pending!.fp, inputRequests: canonicalJson(outcome.inputRequests) };
       await checked(checkReplay(check, expected, shapeText(spec)), info);
     }
-    // A call whose signal fired is not resumed: its next round replays with a fresh one.
-    if (!ctx.callSignal.aborted) {
+    // A call whose signal fired is not resumed: its next round replays with a fresh one. With
+    // `liveCalls: 0` (several instances without affinity) the entry is not even built.
+    if (live.holds && !ctx.callSignal.aborted) {
       live.put(
         requestState,
         {

@@ -220,7 +220,10 @@ function copyJson(value: unknown): unknown {
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map(copyJson);
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
+  // for-in over own keys (JSON.parse makes only own, enumerable ones): no array of keys per
+  // object, and this runs for every replayed answer.
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
     const item = copyJson((value as Record<string, unknown>)[key]);
     if (key === "__proto__") Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
     else copy[key] = item;
