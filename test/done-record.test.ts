@@ -35,5 +35,15 @@ describe("the record of an answered round", () => {
       // The memory store shrinks a kept response by reading the record's head as text.
       expect(dropKeptResponse("redeem:n", text)).toBe('{"d":"d1","s":"done","dropped":true}');
     }
+    // A result that serializes itself its own way is serialized its way.
+    class Asked {
+      resultType = "input_required";
+      inputRequests = {};
+      requestState = "y2e.k.abc";
+      toJSON() {
+        return { resultType: "input_required", inputRequests: {}, requestState: "y2e.k.other" };
+      }
+    }
+    expect(JSON.parse(doneRecord("d1", { result: new Asked() })).r.result.requestState).toBe("y2e.k.other");
   });
 });

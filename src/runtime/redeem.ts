@@ -101,7 +101,8 @@ const VERBATIM = /^[A-Za-z0-9_.-]*$/;
  */
 export function doneRecord(digest: string, response: RoundResponse): string {
   const result = "result" in response ? (response.result as Record<string, unknown> | null) : undefined;
-  if (typeof result === "object" && result !== null && result.resultType === "input_required" && typeof result.requestState === "string" && VERBATIM.test(result.requestState)) {
+  // A plain object only: JSON.stringify would call a toJSON a class instance inherits.
+  if (typeof result === "object" && result !== null && Object.getPrototypeOf(result) === Object.prototype && result.resultType === "input_required" && typeof result.requestState === "string" && VERBATIM.test(result.requestState)) {
     let members = 0;
     for (const key in result) if (Object.hasOwn(result, key)) members++;
     const inputRequests = JSON.stringify(result.inputRequests);
