@@ -12,6 +12,7 @@ import { execFile } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { fitTwo } from "./sections.js";
 
 const run = promisify(execFile);
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
@@ -92,12 +93,7 @@ const lines = [
   }),
 ];
 // The same fit as the CPU decomposition: (a) − (f) ≈ perRequest · (R + 1) + perAsk · R(R + 1)/2.
-const points = ROUNDS.map((r) => ({ x1: r + 1, x2: (r * (r + 1)) / 2, y: at("a-stateless", r).instructions - at("f", r).instructions }));
-const s = (g: (p: (typeof points)[number]) => number) => points.reduce((acc, p) => acc + g(p), 0);
-const [s11, s12, s22, s1y, s2y] = [s((p) => p.x1 * p.x1), s((p) => p.x1 * p.x2), s((p) => p.x2 * p.x2), s((p) => p.x1 * p.y), s((p) => p.x2 * p.y)];
-const det = s11 * s22 - s12 * s12;
-const perRequest = (s1y * s22 - s2y * s12) / det;
-const perAsk = (s2y * s11 - s1y * s12) / det;
+const { p: perRequest, q: perAsk } = fitTwo(ROUNDS.map((r) => ({ x1: r + 1, x2: (r * (r + 1)) / 2, y: at("a-stateless", r).instructions - at("f", r).instructions })));
 const live = at("a-live", 30);
 const b2 = at("b2", 30);
 lines.push(

@@ -70,8 +70,8 @@ export interface Decomposition {
 
 const FIT_ROUNDS = [1, 10, 30];
 
-/** Least squares of y ≈ p·x1 + q·x2 over the points. */
-function fitTwo(points: Array<{ x1: number; x2: number; y: number }>): { p: number; q: number; worst: number } {
+/** Least squares of y ≈ p·x1 + q·x2 over the points (no intercept), and the largest miss. */
+export function fitTwo(points: Array<{ x1: number; x2: number; y: number }>): { p: number; q: number; worst: number } {
   const sum = (g: (pt: (typeof points)[number]) => number) => points.reduce((acc, pt) => acc + g(pt), 0);
   const [s11, s12, s22, s1y, s2y] = [sum((pt) => pt.x1 * pt.x1), sum((pt) => pt.x1 * pt.x2), sum((pt) => pt.x2 * pt.x2), sum((pt) => pt.x1 * pt.y), sum((pt) => pt.x2 * pt.y)];
   const det = s11 * s22 - s12 * s12;
