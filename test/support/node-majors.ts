@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
-import { dirname } from "node:path";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { ensureRuntime, type RuntimeName } from "./runtimes.js";
 
 /**
@@ -13,12 +15,18 @@ const all = process.argv.includes("--all");
 const given = process.argv.slice(2).filter((a) => a !== "--all");
 const majors = given.length > 0 ? given : ["22", "24"];
 const failed: string[] = [];
+// Each major's failures, printed again after the last major: CI shows the end of the output, and
+// the first major's own failure report would be scrolled away by the second major's whole run.
+const failures: string[] = [];
+const reports = mkdtempSync(join(tmpdir(), "mcp-yield-node-majors-"));
 for (const major of majors) {
   const name = `node${major}` as RuntimeName;
   const node = await ensureRuntime(name);
   const started = Date.now();
   const code = await new Promise<number>((resolve, reject) => {
-    const child = spawn(node, ["node_modules/vitest/vitest.mjs", "run", ...(all ? [] : ["--project", "fast"])], {
+    const report = join(reports, `node${major}.json`);
+    const reporters = ["--reporter=default", "--reporter=json", `--outputFile.json=${report}`];
+    const child = spawn(node, ["node_modules/vitest/vitest.mjs", "run", ...reporters, ...(all ? [] : ["--project", "fast"])], {
       stdio: "inherit",
       env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ""}` },
     });
@@ -32,9 +40,35 @@ for (const major of majors) {
     child.once("close", () => resolve(out.trim()));
   });
   console.log(`\n[test:node] Node ${version}: ${all ? "the whole suite" : "the fast tests"} ${code === 0 ? "passed" : `FAILED (exit ${code})`} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
-  if (code !== 0) failed.push(version);
+  if (code !== 0) {
+    failed.push(version);
+    failures.push(...failedTests(join(reports, `node${major}.json`), version));
+  }
 }
+rmSync(reports, { recursive: true, force: true });
+if (failures.length > 0) console.error(`\n[test:node] what failed:\n${failures.join("\n")}`);
 if (failed.length > 0) {
   console.error(`[test:node] failed on ${failed.join(", ")}`);
   process.exit(1);
+}
+
+/** The failed tests of one run, from vitest's JSON report: file, name and the start of each message. */
+function failedTests(report: string, version: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(report, "utf8"));
+  } catch (e) {
+    return [`  ${version}: no test report (${(e as Error).message}): vitest itself failed; its output is above`];
+  }
+  type Assertion = { status?: string; fullName?: string; failureMessages?: string[] };
+  type File = { name?: string; status?: string; message?: string; assertionResults?: Assertion[] };
+  const files = ((parsed as { testResults?: File[] }).testResults ?? []);
+  const lines: string[] = [];
+  for (const file of files) {
+    const name = (file.name ?? "?").replace(`${process.cwd()}/`, "");
+    const tests = (file.assertionResults ?? []).filter((t) => t.status === "failed");
+    for (const t of tests) lines.push(`  ${version} ${name} > ${t.fullName ?? "?"}\n    ${(t.failureMessages ?? []).join("\n").split("\n").slice(0, 12).join("\n    ")}`);
+    if (tests.length === 0 && file.status === "failed") lines.push(`  ${version} ${name}: ${file.message ?? "failed outside any test"}`);
+  }
+  return lines.length > 0 ? lines : [`  ${version}: no failed test in the report (exit code only); its output is above`];
 }
