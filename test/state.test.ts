@@ -315,3 +315,30 @@ describe("base64url", () => {
     expect(decodeBase64url("A+B/")).toBeUndefined();
   });
 });
+
+describe("the codec's clock", () => {
+  it("a fractional clock (performance.timeOrigin + performance.now()) mints tokens it opens; times are whole milliseconds", () => {
+    let now = 1_700_000_000_000.75;
+    const codec = createStateCodec<{ n: number }>({ keys: [k1], clock: () => now, ttlSeconds: 60 });
+    const minted = codec.mint({ binding, data: { n: 1 } });
+    now += 0.5;
+    const opened = codec.open(minted.token, binding);
+    expect(opened.data).toEqual({ n: 1 });
+    expect(opened.issuedAt).toBe(1_700_000_000_000);
+    expect(opened.expiresAt).toBe(1_700_000_060_000);
+    expect(codec.now()).toBe(1_700_000_000_001);
+    // Expiry on the same whole-millisecond clock.
+    now = 1_700_000_059_999.9;
+    expect(reasonOf(() => codec.open(minted.token, binding))).toBe("accepted");
+    now = 1_700_000_060_000.1;
+    expect(reasonOf(() => codec.open(minted.token, binding))).toBe("expired");
+  });
+
+  it("a clock that returns no time is the server's misconfiguration, said as such when a token is minted", () => {
+    for (const [value, shown] of [[Number.NaN, "NaN"], [-1, "-1"], [Number.POSITIVE_INFINITY, "Infinity"], ["1700000000000", "string"], [undefined, "undefined"]] as const) {
+      const codec = createStateCodec({ keys: [k1], clock: () => value as unknown as number });
+      expect(() => codec.mint({ binding, data: 1 })).toThrow(StateConfigError);
+      expect(() => codec.mint({ binding, data: 1 })).toThrow(`clock must return milliseconds since the epoch (a finite number ≥ 0), got ${shown}`);
+    }
+  });
+});

@@ -20,7 +20,10 @@ export interface StateCodecOptions {
   maxTokenBytes?: number;
   /** Default `sealed`: journals hold server-private step results. */
   mode?: StateMode;
-  /** Milliseconds since the epoch; injectable for tests. */
+  /**
+   * Milliseconds since the epoch; injectable for tests. A fraction is dropped (tokens carry
+   * whole milliseconds), so `() => performance.timeOrigin + performance.now()` works too.
+   */
   clock?: () => number;
   /** `portable` forces the pure-JS crypto (tests, benchmarks); default picks native when present. */
   crypto?: "auto" | "portable";
@@ -109,7 +112,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   const maxTokenBytes = positiveInt("maxTokenBytes", options.maxTokenBytes, 65536);
   const mode: StateMode = options.mode ?? "sealed";
   if (mode !== "signed" && mode !== "sealed") throw new StateConfigError(`mode must be "signed" or "sealed"`);
-  const clock = options.clock ?? Date.now;
+  const clock = options.clock === undefined ? Date.now : wholeMilliseconds(options.clock);
   const signer = ring[0]!;
 
   const principalHash = (key: DerivedKey, principal: string) => truncateBase64url(backend.hmacSha256Base64url(key.principal, principal), 16);
@@ -287,4 +290,18 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   }
 
   return { mode, ttlSeconds, maxTokenBytes, crypto: backend.name, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
+}
+
+/**
+ * A clock read in whole milliseconds. Tokens carry their times as integers: a fractional clock
+ * (performance.timeOrigin + performance.now()) once minted tokens that the same codec then
+ * refused as malformed. Anything but a finite, non-negative number is the server's
+ * misconfiguration, said as such rather than minted into a token no one can open.
+ */
+function wholeMilliseconds(clock: () => number): () => number {
+  return () => {
+    const now = clock();
+    if (typeof now !== "number" || !Number.isFinite(now) || now < 0) throw new StateConfigError(`clock must return milliseconds since the epoch (a finite number ≥ 0), got ${typeof now === "number" ? String(now) : typeof now}`);
+    return Math.floor(now);
+  };
 }
