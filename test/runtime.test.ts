@@ -569,6 +569,33 @@ describe("limits", () => {
   });
 });
 
+describe("refusals are rejected promises", () => {
+  it("a request refused by its checks rejects with its JSON-RPC error: the methods never throw synchronously", async () => {
+    const runtime = createRuntime({ state: { keys: [key] } });
+    const ask = tool({ name: "ask", description: "", input: z.object({ n: z.number() }), *run() { return (yield* elicit("name?", Name)).action; } });
+    const p = prompt({ name: "p", description: "", arguments: [{ name: "topic", required: true }], *run() { return "x"; } });
+    const r = resource({ uri: "notes://one", name: "one", *run() { return "x"; } });
+    const info = { clientCapabilities: everything };
+    const first = (await runtime.callTool(ask, { name: "ask", arguments: { n: 1 } }, info)) as { requestState: string };
+    const tampered = `${first.requestState.slice(0, -4)}AAAA`;
+    // Each call is made outside any await: a synchronous throw would fail the test here, not reject.
+    const refused: Array<[() => Promise<unknown>, number, string]> = [
+      [() => runtime.callTool(ask, null), -32602, "invalid_params"],
+      [() => runtime.callTool(ask, { name: "other", arguments: { n: 1 } }), -32602, "invalid_params"],
+      [() => runtime.callTool(ask, { name: "ask", arguments: { n: "one" } }), -32602, "invalid_arguments"],
+      [() => runtime.callTool(ask, { name: "ask", arguments: { n: 1 }, requestState: tampered }, info), -32602, "bad_signature"],
+      [() => runtime.callTool(ask, { name: "ask", arguments: { n: 2 }, requestState: first.requestState }, info), -32602, "wrong_binding"],
+      [() => runtime.getPrompt(p, { name: "p", arguments: {} }), -32602, "invalid_arguments"],
+      [() => runtime.readResource(r, { uri: "notes://two" }), -32602, "invalid_params"],
+    ];
+    for (const [call, code, reason] of refused) {
+      let promise: Promise<unknown> | undefined;
+      expect(() => (promise = call())).not.toThrow();
+      await expectProtocolError(promise!, code, reason);
+    }
+  });
+});
+
 describe("papercuts", () => {
   it("simulate is typed from the definition: arguments, and structuredContent from output", async () => {
     const typed = tool({ name: "typed", description: "", input: z.object({ n: z.number() }), output: z.object({ doubled: z.number() }), *run({ n }) { return { doubled: n * 2 }; } });

@@ -140,105 +140,114 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     throw new ProtocolError(ErrorCode.InternalError, "Internal error", { reason: "internal_error" });
   };
 
+  function toolRound(def: ToolDefinition, rawParams: unknown, request: RequestInfo): Promise<ToolCallResult> {
+    const params = plainCallToolParams(rawParams) ?? parseOrThrow(callToolParams, rawParams, "tools/call params");
+    if (params.name !== def.name) throw invalidParams(`Tool name "${params.name}" does not match "${def.name}"`, "invalid_params");
+    const args = params.arguments ?? {};
+    checkArguments(args, limits);
+    const input = def.input.safeParse(args);
+    if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
+    // A task only when this request declared the extension; a tool that needs one refuses others.
+    const declared = declaresExtension(request.clientCapabilities, TASKS_EXTENSION);
+    if (def.task === "required" && !declared) throw tasksNotDeclared(`Tool "${def.name}" runs only as a task and`, request.clientCapabilities === undefined);
+    const asTask = def.task !== "never" && declared;
+    const startTask = (from: { journal: JournalRecord[]; callId: string; taskId?: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext } }) =>
+      tasks().start({
+        def,
+        args,
+        input: input.data,
+        principal: request.principal,
+        caps: request.clientCapabilities,
+        journal: from.journal,
+        callId: from.callId,
+        ...(from.taskId !== undefined ? { taskId: from.taskId } : {}),
+        ...(from.message !== undefined ? { message: from.message } : {}),
+        ...(from.resume ? { resume: from.resume } : {}),
+      });
+    // A task from its start: the first request already answers with the task.
+    if (asTask && def.taskFrom === "start" && params.requestState === undefined) {
+      const callId = randomUuid();
+      return traceTaskStart(def.name, callId, () => storeSafe(() => startTask({ journal: [], callId })));
+    }
+    return run<CallToolResult, CreateTaskResult>(
+      {
+        owner: def,
+        definition: def.name,
+        binding: bindingFor("tools/call", def.name, args, request.principal),
+        version: def.version,
+        requestState: params.requestState,
+        inputResponses: params.inputResponses,
+        start: (ctx) => def.run(input.data, ctx),
+        shape: (value) => shapeToolResult(def, value),
+        onAuthorFailure: () => errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`),
+        ...(asTask && def.taskFrom === "runAsTask" ? { becomeTask: startTask } : {}),
+      },
+      request,
+    );
+  }
+
+  function promptRound(def: PromptDefinition, rawParams: unknown, request: RequestInfo): Promise<PromptGetResult> {
+    const params = plainGetPromptParams(rawParams) ?? parseOrThrow(getPromptParams, rawParams, "prompts/get params");
+    if (params.name !== def.name) throw invalidParams(`Prompt name "${params.name}" does not match "${def.name}"`, "invalid_params");
+    const args = params.arguments ?? {};
+    checkArguments(args, limits);
+    const missing = def.arguments.filter((a) => a.required && !Object.hasOwn(args, a.name)).map((a) => a.name);
+    if (missing.length > 0) throw invalidParams(`Missing required prompt arguments: ${missing.join(", ")}`, "invalid_arguments");
+    return run<GetPromptResult>(
+      {
+        owner: def,
+        definition: def.name,
+        binding: bindingFor("prompts/get", def.name, args, request.principal),
+        version: def.version,
+        requestState: params.requestState,
+        inputResponses: params.inputResponses,
+        start: (ctx) => def.run(args, ctx),
+        shape: (value) => shapePromptResult(def, value),
+        onAuthorFailure: internalError,
+      },
+      request,
+    );
+  }
+
+  function resourceRound(def: ResourceDefinition | ResourceTemplateDefinition<unknown>, rawParams: unknown, request: RequestInfo): Promise<ResourceReadResult> {
+    const params = plainReadResourceParams(rawParams) ?? parseOrThrow(readResourceParams, rawParams, "resources/read params");
+    const uri = params.uri;
+    let start: (ctx: RunContext) => RunGenerator<unknown>;
+    if (def.type === "resource") {
+      if (uri !== def.uri) throw invalidParams(`Resource uri "${uri}" does not match "${def.uri}"`, "invalid_params");
+      start = (ctx) => def.run(uri, ctx);
+    } else {
+      // A template: the state is bound to the concrete uri, so a round never moves to another.
+      const matched = def.match(uri);
+      if (matched === undefined) throw invalidParams(`Resource uri "${uri}" does not match the template "${def.uriTemplate}"`, "invalid_params");
+      if (!matched.ok) throw invalidParams(`Invalid variables in resource uri "${uri}": ${matched.problem}`, "invalid_arguments");
+      start = (ctx) => def.run(matched.variables, uri, ctx);
+    }
+    return run<ReadResourceResult>(
+      {
+        owner: def,
+        definition: def.type === "resource" ? def.uri : def.uriTemplate,
+        binding: bindingFor("resources/read", uri, {}, request.principal),
+        version: def.version,
+        requestState: params.requestState,
+        inputResponses: params.inputResponses,
+        start,
+        shape: (value) => shapeResourceResult(def, uri, value),
+        onAuthorFailure: internalError,
+      },
+      request,
+    );
+  }
+
   return {
     codec,
     limits,
-    async callTool(def, rawParams, request = {}) {
-      const params = plainCallToolParams(rawParams) ?? parseOrThrow(callToolParams, rawParams, "tools/call params");
-      if (params.name !== def.name) throw invalidParams(`Tool name "${params.name}" does not match "${def.name}"`, "invalid_params");
-      const args = params.arguments ?? {};
-      checkArguments(args, limits);
-      const input = def.input.safeParse(args);
-      if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
-      // A task only when this request declared the extension; a tool that needs one refuses others.
-      const declared = declaresExtension(request.clientCapabilities, TASKS_EXTENSION);
-      if (def.task === "required" && !declared) throw tasksNotDeclared(`Tool "${def.name}" runs only as a task and`, request.clientCapabilities === undefined);
-      const asTask = def.task !== "never" && declared;
-      const startTask = (from: { journal: JournalRecord[]; callId: string; taskId?: string; message?: string | undefined; resume?: { suspended: Suspended; context: CallContext } }) =>
-        tasks().start({
-          def,
-          args,
-          input: input.data,
-          principal: request.principal,
-          caps: request.clientCapabilities,
-          journal: from.journal,
-          callId: from.callId,
-          ...(from.taskId !== undefined ? { taskId: from.taskId } : {}),
-          ...(from.message !== undefined ? { message: from.message } : {}),
-          ...(from.resume ? { resume: from.resume } : {}),
-        });
-      // A task from its start: the first request already answers with the task.
-      if (asTask && def.taskFrom === "start" && params.requestState === undefined) {
-        const callId = randomUuid();
-        return traceTaskStart(def.name, callId, () => storeSafe(() => startTask({ journal: [], callId })));
-      }
-      return run<CallToolResult, CreateTaskResult>(
-        {
-          owner: def,
-          definition: def.name,
-          binding: bindingFor("tools/call", def.name, args, request.principal),
-          version: def.version,
-          requestState: params.requestState,
-          inputResponses: params.inputResponses,
-          start: (ctx) => def.run(input.data, ctx),
-          shape: (value) => shapeToolResult(def, value),
-          onAuthorFailure: () => errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`),
-          ...(asTask && def.taskFrom === "runAsTask" ? { becomeTask: startTask } : {}),
-        },
-        request,
-      );
-    },
-    async getPrompt(def, rawParams, request = {}) {
-      const params = plainGetPromptParams(rawParams) ?? parseOrThrow(getPromptParams, rawParams, "prompts/get params");
-      if (params.name !== def.name) throw invalidParams(`Prompt name "${params.name}" does not match "${def.name}"`, "invalid_params");
-      const args = params.arguments ?? {};
-      checkArguments(args, limits);
-      const missing = def.arguments.filter((a) => a.required && !Object.hasOwn(args, a.name)).map((a) => a.name);
-      if (missing.length > 0) throw invalidParams(`Missing required prompt arguments: ${missing.join(", ")}`, "invalid_arguments");
-      return run<GetPromptResult>(
-        {
-          owner: def,
-          definition: def.name,
-          binding: bindingFor("prompts/get", def.name, args, request.principal),
-          version: def.version,
-          requestState: params.requestState,
-          inputResponses: params.inputResponses,
-          start: (ctx) => def.run(args, ctx),
-          shape: (value) => shapePromptResult(def, value),
-          onAuthorFailure: internalError,
-        },
-        request,
-      );
-    },
-    async readResource(def, rawParams, request = {}) {
-      const params = plainReadResourceParams(rawParams) ?? parseOrThrow(readResourceParams, rawParams, "resources/read params");
-      const uri = params.uri;
-      let start: (ctx: RunContext) => RunGenerator<unknown>;
-      if (def.type === "resource") {
-        if (uri !== def.uri) throw invalidParams(`Resource uri "${uri}" does not match "${def.uri}"`, "invalid_params");
-        start = (ctx) => def.run(uri, ctx);
-      } else {
-        // A template: the state is bound to the concrete uri, so a round never moves to another.
-        const matched = def.match(uri);
-        if (matched === undefined) throw invalidParams(`Resource uri "${uri}" does not match the template "${def.uriTemplate}"`, "invalid_params");
-        if (!matched.ok) throw invalidParams(`Invalid variables in resource uri "${uri}": ${matched.problem}`, "invalid_arguments");
-        start = (ctx) => def.run(matched.variables, uri, ctx);
-      }
-      return run<ReadResourceResult>(
-        {
-          owner: def,
-          definition: def.type === "resource" ? def.uri : def.uriTemplate,
-          binding: bindingFor("resources/read", uri, {}, request.principal),
-          version: def.version,
-          requestState: params.requestState,
-          inputResponses: params.inputResponses,
-          start,
-          shape: (value) => shapeResourceResult(def, uri, value),
-          onAuthorFailure: internalError,
-        },
-        request,
-      );
-    },
+    // Not async functions: one promise and microtask hop less per request (an async layer
+    // measured ≈ 500 instructions in isolation; a request is ≈ 85,000). A throw in a round's
+    // checks is still the returned promise's rejection (rejecting), never a synchronous throw.
+    callTool: (def, rawParams, request = {}) => rejecting(toolRound, def, rawParams, request),
+    getPrompt: (def, rawParams, request = {}) => rejecting(promptRound, def, rawParams, request),
+    readResource: (def, rawParams, request = {}) => rejecting(resourceRound, def, rawParams, request),
     define(defs) {
       tasks().define(defs.filter((d): d is ToolDefinition => d.type === "tool"));
     },
@@ -271,4 +280,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await engine?.close();
     },
   };
+}
+
+/** `round(def, params, request)`'s promise, a synchronous throw in it turned into the rejection. */
+function rejecting<D, R>(round: (def: D, params: unknown, request: RequestInfo) => Promise<R>, def: D, params: unknown, request: RequestInfo): Promise<R> {
+  try {
+    return round(def, params, request);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
