@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createStateCodec, parseKeyRing, type StateBinding, StateConfigError, StateError, type StateErrorReason, UnsupportedValueError } from "mcp-yield";
+import { z } from "zod";
+import { createRuntime, createStateCodec, elicit, parseKeyRing, type StateBinding, StateConfigError, StateError, type StateErrorReason, tool, UnsupportedValueError } from "mcp-yield";
 import { decodeBase64url, encodeBase64url } from "../src/internal.js";
 
 const secret = (fill: number, length = 32) => new Uint8Array(length).fill(fill);
@@ -340,5 +341,36 @@ describe("the codec's clock", () => {
       expect(() => codec.mint({ binding, data: 1 })).toThrow(StateConfigError);
       expect(() => codec.mint({ binding, data: 1 })).toThrow(`clock must return milliseconds since the epoch (a finite number ≥ 0), got ${shown}`);
     }
+  });
+});
+
+describe("a fractional clock through the runtime", () => {
+  it("a three-round call completes the same resumed, replayed, and alternating between two instances", async () => {
+    let now = 1_700_000_000_000.25;
+    const clock = () => now;
+    const Num = z.object({ n: z.number() });
+    const add = tool({ name: "add", description: "", input: z.object({}), *run() {
+      let sum = 0;
+      for (let i = 0; i < 3; i++) {
+        const a = yield* elicit(`number ${i}?`, Num);
+        if (a.action === "accept") sum += a.content.n;
+      }
+      return `sum ${sum}`;
+    } });
+    const caps = { clientCapabilities: { elicitation: {} } };
+    const drive = async (instances: ReturnType<typeof createRuntime>[]) => {
+      let params: Record<string, unknown> = { name: "add", arguments: {} };
+      for (let round = 0; ; round++) {
+        now += 17.375;
+        const r = (await instances[round % instances.length]!.callTool(add, params, caps)) as { resultType?: string; requestState?: string; inputRequests?: Record<string, unknown>; content?: Array<{ text: string }> };
+        if (r.resultType !== "input_required") return r.content![0]!.text;
+        const [key] = Object.keys(r.inputRequests!);
+        params = { name: "add", arguments: {}, requestState: r.requestState, inputResponses: { [key!]: { action: "accept", content: { n: round + 1 } } } };
+      }
+    };
+    const make = (liveCalls: number) => createRuntime({ state: { keys: [k1], clock }, clock, liveCalls });
+    expect(await drive([make(1000)])).toBe("sum 6"); // resumed
+    expect(await drive([make(0)])).toBe("sum 6"); // replayed every round
+    expect(await drive([make(1000), make(1000)])).toBe("sum 6"); // another instance each round
   });
 });
