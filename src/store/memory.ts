@@ -153,24 +153,38 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       shrunk++;
     }
   };
-  const write = (key: string, value: string, ttlMs: number) => {
-    const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
-    const now = clock();
-    expireOldest(now);
-    const size = key.length + value.length;
-    const before = entries.get(key);
-    // The room the write needs, the value it replaces given back — asked again after each step
-    // below, which may itself take that value (a sweep: it had expired) or shrink it (a shed).
+  /**
+   * Make room for a write of `size` bytes under `key` (replacing `before`, if current) within
+   * `limit`: expired entries out first (when a sweep is due: see `sweep`), then shrink from where
+   * the last shed stopped; refuse only after a sweep and a shed both found no room. The room
+   * needed is asked again after each step, which may itself take `before` (a sweep: it had
+   * expired) or shrink it (a shed).
+   */
+  const makeRoom = (key: string, size: number, before: Entry | undefined, limit: number) => {
     const growth = () => size - (before?.current ? key.length + before.value.length : 0);
-    const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
-    // At the bound: expired entries out first (when a sweep is due: see `sweep`), then shrink
-    // from where the last shed stopped; refuse only after a sweep and a shed both found no room.
-    writesSinceSweep++;
     if (bytes + growth() > limit && sweepDue()) sweep();
     if (bytes + growth() > limit) shed();
     if (bytes + growth() > limit && writesSinceSweep > 0) sweep();
     if (bytes + growth() > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${size} bytes was refused`);
-    remove(key);
+  };
+  /**
+   * Write `value` under `key`; `before` is what the caller found there (`entries.get(key)`, looked
+   * up once: a write is on every round's path, and each lookup of a fresh key string in a full
+   * store's map measured as a visible part of it).
+   */
+  const write = (key: string, value: string, ttlMs: number, before: Entry | undefined) => {
+    const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
+    const now = clock();
+    expireOldest(now);
+    const size = key.length + value.length;
+    const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
+    writesSinceSweep++;
+    if (bytes + size - (before?.current ? key.length + before.value.length : 0) > limit) makeRoom(key, size, before, limit);
+    if (before?.current) {
+      bytes -= key.length + before.value.length;
+      before.current = false;
+      before.value = "";
+    }
     const entry: Entry = { key, value, expiresAt: now + ttl, offered: false, current: true };
     entries.set(key, entry);
     written.push(entry, entries.size);
@@ -191,16 +205,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     },
     async add(key, value, ttlMs) {
       if (live(key) !== undefined) return false;
-      write(key, value, ttlMs);
+      // Nothing there now: \`live\` took an expired entry out.
+      write(key, value, ttlMs, undefined);
       return true;
     },
     async swap(key, expected, value, ttlMs) {
-      if (live(key)?.value !== expected) return false;
-      write(key, value, ttlMs);
+      const before = live(key);
+      if (before?.value !== expected) return false;
+      write(key, value, ttlMs, before);
       return true;
     },
     async set(key, value, ttlMs) {
-      write(key, value, ttlMs);
+      write(key, value, ttlMs, entries.get(key));
     },
     async delete(key) {
       remove(key);
@@ -209,7 +225,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       if (!Number.isSafeInteger(delta)) throw new TypeError(`incr: delta must be a safe integer, got ${delta}`);
       const entry = live(key);
       const sum = (entry === undefined ? 0 : Number(entry.value)) + delta;
-      write(key, String(sum), entry === undefined ? ttlMs : entry.expiresAt - clock());
+      write(key, String(sum), entry === undefined ? ttlMs : entry.expiresAt - clock(), entry);
       return sum;
     },
     async schedule(index, member, atMs) {
