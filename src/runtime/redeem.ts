@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { randomUuid } from "../state/index.js";
+import { jsonText, quoteJson } from "../state/json-text.js";
 import { type Store, type StoreClock, StoreError } from "../store/index.js";
 import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../wire/index.js";
 
@@ -105,12 +106,12 @@ export function doneRecord(digest: string, response: RoundResponse): string {
   if (typeof result === "object" && result !== null && Object.getPrototypeOf(result) === Object.prototype && result.resultType === "input_required" && typeof result.requestState === "string" && VERBATIM.test(result.requestState)) {
     let members = 0;
     for (const key in result) if (Object.hasOwn(result, key)) members++;
-    const inputRequests = JSON.stringify(result.inputRequests);
+    const inputRequests = jsonText(result.inputRequests);
     if (members === 3 && inputRequests !== undefined) {
-      return `{"d":${JSON.stringify(digest)},"s":"done","r":{"result":{"resultType":"input_required","inputRequests":${inputRequests},"requestState":"${result.requestState}"}}}`;
+      return `{"d":${quoteJson(digest)},"s":"done","r":{"result":{"resultType":"input_required","inputRequests":${inputRequests},"requestState":"${result.requestState}"}}}`;
     }
   }
-  return JSON.stringify({ d: digest, s: "done", r: response });
+  return jsonText({ d: digest, s: "done", r: response })!;
 }
 
 const stateRedeemed = () =>

@@ -1,5 +1,6 @@
 import { truncateBase64url } from "./base64url.js";
 import { defaultBackend } from "./crypto.js";
+import { isDeepFrozen, markDeepFrozen, numberJson, quoteJson } from "./json-text.js";
 
 /**
  * Canonical JSON: object keys sorted, no whitespace, `undefined` members dropped, so equal
@@ -7,26 +8,29 @@ import { defaultBackend } from "./crypto.js";
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") {
+    // Strings and numbers without a call into JSON.stringify (json-text.ts): a digest of one
+    // answer made six such calls.
+    if (typeof value === "string") return quoteJson(value);
+    if (typeof value === "number") return numberJson(value);
     if (typeof value === "bigint") return `"${value.toString()}n"`;
     return JSON.stringify(value) ?? "null";
   }
   // Deep-frozen objects cannot change, so their text is computed once (e.g. elicitation
   // schemas, which every replayed fingerprint includes).
-  if (!deepFrozen.has(value)) return canonicalObject(value);
+  if (!isDeepFrozen(value)) return canonicalObject(value);
   let text = frozenText.get(value);
   if (text === undefined) frozenText.set(value, (text = canonicalObject(value)));
   return text;
 }
 
-const deepFrozen = new WeakSet<object>();
 const frozenText = new WeakMap<object, string>();
 
 /** Freeze `value` and everything in it; canonicalJson then computes its text only once. */
 export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !deepFrozen.has(value)) {
+  if (value !== null && typeof value === "object" && !isDeepFrozen(value)) {
     for (const v of Object.values(value)) deepFreeze(v);
     Object.freeze(value);
-    deepFrozen.add(value);
+    markDeepFrozen(value);
   }
   return value;
 }
@@ -50,7 +54,7 @@ function canonicalObject(value: object): string {
   for (const key of keys) {
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined || typeof v === "function") continue;
-    text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(v)}`;
+    text += `${text.length === 1 ? "" : ","}${quoteJson(key)}:${canonicalJson(v)}`;
   }
   return `${text}}`;
 }

@@ -1,0 +1,109 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson, deepFreeze } from "../src/internal.js";
+import { jsonText, quoteJson } from "../src/state/json-text.js";
+
+// json-text.ts writes JSON for plain data in JavaScript instead of calling JSON.stringify; what
+// it writes is kept (a round's response in the store, canonical text under every digest), so
+// it must be JSON.stringify's text to the character, or JSON.stringify's own exception.
+
+/** What `f(value)` gives: its text, or the class and message of what it threw. */
+function outcome(f: (value: unknown) => string | undefined, value: unknown): { text: string | undefined } | { threw: string } {
+  try {
+    return { text: f(value) };
+  } catch (error) {
+    return { threw: `${(error as Error).constructor.name}: ${(error as Error).message}` };
+  }
+}
+
+/** canonicalJson as it was written before json-text.ts: JSON.stringify for every key and primitive. */
+function canonicalReference(value: unknown): string {
+  if (value === null || typeof value !== "object") {
+    if (typeof value === "bigint") return `"${value.toString()}n"`;
+    return JSON.stringify(value) ?? "null";
+  }
+  if (Array.isArray(value)) return `[${value.map((v: unknown) => (v === undefined ? "null" : canonicalReference(v))).join(",")}]`;
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  const members = Object.keys(value)
+    .sort()
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined && typeof (value as Record<string, unknown>)[k] !== "function")
+    .map((k) => `${JSON.stringify(k)}:${canonicalReference((value as Record<string, unknown>)[k])}`);
+  return `{${members.join(",")}}`;
+}
+
+/** Strings a JSON writer can get wrong: controls, quotes, backslashes, lone and paired surrogates, U+2028. */
+const trickyString = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 80 }),
+  fc.string({ unit: fc.constantFrom("a", '"', "\\", "\n", "\u0000", "\u001f", "\u007f", "\u2028", "\ud800", "\udc00", "\ud83d\ude00", "é"), maxLength: 70 }),
+);
+
+describe("JSON text without JSON.stringify", () => {
+  it("quotes any string exactly as JSON.stringify does (property)", () => {
+    fc.assert(fc.property(trickyString, (s) => {
+      expect(quoteJson(s)).toBe(JSON.stringify(s));
+    }), { numRuns: 2000 });
+    // Around the length where the scan hands over to JSON.stringify.
+    for (const n of [0, 1, 63, 64, 65, 200]) for (const c of ["x", '"', "\ud800"]) expect(quoteJson(c.repeat(n))).toBe(JSON.stringify(c.repeat(n)));
+  });
+
+  it("writes any value exactly as JSON.stringify does, or throws what it throws (property)", () => {
+    const anything = fc.anything({
+      key: trickyString,
+      values: [trickyString, fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.constant(-0)],
+      maxDepth: 4,
+      withBigInt: true,
+      withBoxedValues: true,
+      withDate: true,
+      withMap: true,
+      withSet: true,
+      withNullPrototype: true,
+      withObjectString: true,
+      withSparseArray: true,
+      withTypedArray: true,
+    });
+    fc.assert(fc.property(anything, (v) => {
+      expect(outcome(jsonText, v)).toEqual(outcome(JSON.stringify, v));
+    }), { numRuns: 2000 });
+  });
+
+  it("leaves what it does not write to JSON.stringify: toJSON, functions, symbols, class instances, deep nesting, cycles", () => {
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+    }
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = { back: cyclic };
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 40; i++) deep = i % 2 ? [deep] : { d: deep };
+    const cases: unknown[] = [
+      { when: new Date(0), nested: { toJSON: () => "mine" } },
+      { f: () => 1, s: Symbol("s"), u: undefined, list: [() => 1, Symbol("t"), undefined] },
+      { p: new Point(1, 2), m: new Map([[1, 2]]) },
+      Object.assign(Object.create(null) as object, { z: 1, a: [true, false, null] }),
+      { [Symbol("hidden")]: 1, 2: "two", 1: "one", b: "b" },
+      deep,
+      cyclic,
+      { n: [NaN, Infinity, -Infinity, -0, 1e21, 5e-324] },
+      undefined,
+      () => 1,
+      10n,
+    ];
+    for (const v of cases) expect(outcome(jsonText, v)).toEqual(outcome(JSON.stringify, v));
+  });
+
+  it("writes a deep-frozen part (an elicitation schema) once, and the same text every time", () => {
+    const schema = deepFreeze({ type: "object", properties: { n: { type: "integer", description: 'a "quoted" one' } }, required: ["n"] });
+    const asks = (message: string) => ({ q: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: schema } } });
+    for (const message of ["Number 1?", "Number 2?", 'Say "hi"\n']) expect(jsonText(asks(message))).toBe(JSON.stringify(asks(message)));
+  });
+
+  it("keeps canonical text (argument digests, fingerprints) exactly what it was (property)", () => {
+    const value = fc.oneof(fc.jsonValue({ maxDepth: 4 }), fc.dictionary(trickyString, fc.oneof(trickyString, fc.double(), fc.constant(undefined), fc.constant(-0))));
+    fc.assert(fc.property(value, (v) => {
+      expect(canonicalJson(v)).toBe(canonicalReference(v));
+    }), { numRuns: 2000 });
+    expect(canonicalJson({ b: [1, undefined, "x\u2028"], a: { d: new Date(0), c: 2n } })).toBe(canonicalReference({ b: [1, undefined, "x\u2028"], a: { d: new Date(0), c: 2n } }));
+  });
+});
