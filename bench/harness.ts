@@ -1,4 +1,5 @@
-import { type ChildProcess, fork } from "node:child_process";
+import { type ChildProcess, fork, spawnSync } from "node:child_process";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -8,11 +9,11 @@ import { fileURLToPath } from "node:url";
  * Variants alternate in short batches, one round of batches after another, in rotating order;
  * a ratio is taken within each round (paired: the two batches ran moments apart) and the
  * median of those ratios is the run's figure. `runs` fresh sets of processes give the median
- * of run medians. (Wall time in worker threads read the same build anywhere from 0.73 to 1.18
- * here. Paired CPU ratios are steadier within a run, not across runs: one build's stateless
- * a/b at R = 30 read 1.56-1.90 as single-run medians, most of it (b)'s level moving between
- * fresh sets of processes, which steady single-process loops do not show (±3%) — hence the
- * median over fresh runs. How many processes alternate moves the ratios too.)
+ * of run medians. Every process of a set runs on one CPU (`PINNED_CPU`): left to the scheduler,
+ * two processes of the same build read 0.81–1.16 of each other over fresh pairs on this VM,
+ * which was most of what earlier notes called the machine's noise. (Wall time in worker
+ * threads read the same build anywhere from 0.73 to 1.18 here; how many processes alternate
+ * moves the ratios too.)
  */
 
 export interface VariantSpec {
@@ -49,6 +50,39 @@ const procFile = fileURLToPath(new URL("./proc.js", import.meta.url));
  */
 export const V8_FLAGS = (process.env.BENCH_V8_FLAGS ?? "").split(" ").filter(Boolean);
 
+/**
+ * The CPU every variant process of a set runs on, when it can be chosen (`taskset`, Linux), so
+ * that the processes a ratio compares run on the same core. Unpinned, on this two-core VM, the
+ * same build against itself read 0.81–1.16 over eight fresh pairs of processes (a process
+ * keeps to the core it lands on, and the cores' speeds differ and move); pinned to one core,
+ * 0.97–1.02 over eight, and 0.93–1.01 over six on the other core — and each process costs less
+ * (no migrations between cores: 67–82 µs per call against 80–112 for the memory store's call).
+ * The last core by default, away from the interrupts and the coordinator; `BENCH_CPU=<n>` picks
+ * one, `BENCH_CPU=none` leaves placement to the scheduler.
+ */
+export const PINNED_CPU: number | undefined = pinnedCpu();
+
+function pinnedCpu(): number | undefined {
+  const asked = process.env.BENCH_CPU;
+  if (asked === "none") return undefined;
+  const cpu = asked === undefined || asked === "" ? os.cpus().length - 1 : Number(asked);
+  if (!Number.isInteger(cpu) || cpu < 0) throw new Error(`BENCH_CPU must be a CPU number or "none", got ${JSON.stringify(asked)}`);
+  const probe = spawnSync("taskset", ["-c", String(cpu), "true"], { stdio: "ignore" });
+  if (probe.status === 0) return cpu;
+  if (asked !== undefined) throw new Error(`BENCH_CPU=${asked}: cannot pin a process to CPU ${cpu} with taskset (${probe.error?.message ?? `exit ${probe.status}`})`);
+  process.stderr.write("bench: taskset is not available; variant processes are not pinned to one CPU (ratios will be noisier)\n");
+  return undefined;
+}
+
+/** A variant process: `proc.js factory args`, on the pinned CPU when there is one. */
+function startVariant(v: VariantSpec): ChildProcess {
+  const stdio: ["ignore", "inherit", "inherit", "ipc"] = ["ignore", "inherit", "inherit", "ipc"];
+  const args = [v.factory, JSON.stringify(v.args)];
+  // taskset execs node in place: the IPC channel (an inherited descriptor) reaches it unchanged.
+  if (PINNED_CPU !== undefined) return fork(procFile, args, { stdio, execPath: "taskset", execArgv: ["-c", String(PINNED_CPU), process.execPath, ...V8_FLAGS] });
+  return fork(procFile, args, { stdio, execArgv: V8_FLAGS });
+}
+
 function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
     const onMessage = (reply: T) => {
@@ -66,13 +100,13 @@ function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
 export async function sample(variants: VariantSpec[], options: { rounds?: number; batchMs?: number } = {}): Promise<Sampled> {
   const rounds = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? 31);
   const batchMs = options.batchMs ?? Number(process.env.BENCH_BATCH_MS ?? 30);
-  const children = variants.map((v) => fork(procFile, [v.factory, JSON.stringify(v.args)], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: V8_FLAGS }));
+  const children = variants.map(startVariant);
   try {
     await Promise.all(children.map((c) => new Promise((resolve, reject) => {
       c.once("message", resolve);
       c.once("exit", (code) => reject(new Error(`benchmark process exited (${code}) while starting`)));
     })));
-    // Warmed all at once (two cores; only the batches below need the machine to themselves).
+    // Warmed all at once (counted in CPU time, so sharing a core does not change when a process is warm).
     const ops = await Promise.all(children.map((c) => ask<number>(c, { type: "warm", batchMs })));
     const samples: number[][] = [];
     const wall: number[][] = [];

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { replayChart } from "./chart.js";
 import { httpSection } from "./http-load.js";
 import { updateReadmeBlock } from "./readme-block.js";
-import { spreads, unstable } from "./harness.js";
+import { PINNED_CPU, spreads, unstable } from "./harness.js";
 import { codecSection, decompositionSection, instancesSection, replaySection, storeLabel, storeSection, tokenSection } from "./sections.js";
 
 const run = promisify(execFile);
@@ -102,11 +102,11 @@ const targets: Target[] = [
   atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0),
 ];
 
-const machine = { node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10) };
+const machine = { pinnedCpu: PINNED_CPU ?? null, node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10) };
 const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), loadAverage: os.loadavg()[0], targets, unstable, replay, overFloor, codec, token, heapKiB, store, redisFloor, instances, http };
 
 const lines: string[] = [];
-lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}. CPU time per variant process, paired ratios over alternating batches, medians of ${runs} fresh runs.`);
+lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}. CPU time per variant process (${PINNED_CPU === undefined ? "not pinned" : `every variant process on CPU ${PINNED_CPU}`}), paired ratios over alternating batches, medians of ${runs} fresh runs.`);
 lines.push(`Load average when done: ${os.loadavg()[0]!.toFixed(2)}.${unstable.length > 0 ? ` **Unstable** (a variant's cost moved more than 1.5× between fresh runs, twice): ${unstable.join("; ")}.` : " No set of variants moved more than 1.5× between fresh runs."}`);
 lines.push("", "Targets (median of the fresh runs; min–max of the runs beside it):", "", "| measure | value | min–max | target | met |", "|---|---|---|---|---|");
 for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.range ? `${t.range[0]}–${t.range[1]}` : ""} | ${t.target} | ${t.met ? "yes" : "**no**"} |`);

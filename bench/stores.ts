@@ -4,6 +4,7 @@
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { updateReadmeBlock } from "./readme-block.js";
+import { PINNED_CPU } from "./harness.js";
 import { storeLabel, storeSection } from "./sections.js";
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
@@ -11,7 +12,7 @@ const { rows, redis } = await storeSection(runs, true, true);
 const f = (n: number) => n.toFixed(1);
 const load = os.loadavg()[0]!.toFixed(2);
 const lines = [
-  `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, load average ${load} when done, ${new Date().toISOString().slice(0, 10)}; medians of ${runs} fresh runs, alternating batches.`,
+  `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, load average ${load} when done, ${new Date().toISOString().slice(0, 10)}; medians of ${runs} fresh runs, alternating batches${PINNED_CPU === undefined ? "" : `, every variant process on CPU ${PINNED_CPU}`}.`,
   "",
   "| store | CPU per round (µs) | wall per round (µs) | CPU vs no store |",
   "|---|---|---|---|",
