@@ -105,7 +105,7 @@ export function doneRecord(digest: string, response: RoundResponse): string {
   // A plain object only: JSON.stringify would call a toJSON a class instance inherits.
   if (typeof result === "object" && result !== null && Object.getPrototypeOf(result) === Object.prototype && result.resultType === "input_required" && typeof result.requestState === "string" && VERBATIM.test(result.requestState)) {
     let members = 0;
-    for (const key in result) if (Object.hasOwn(result, key)) members++;
+    for (const key in result) if (Object.prototype.hasOwnProperty.call(result, key)) members++;
     const inputRequests = jsonText(result.inputRequests);
     if (members === 3 && inputRequests !== undefined) {
       return `{"d":${quoteJson(digest)},"s":"done","r":{"result":{"resultType":"input_required","inputRequests":${inputRequests},"requestState":"${result.requestState}"}}}`;

@@ -145,7 +145,7 @@ function plainExact(value: unknown, depth: number): boolean {
     return Object.keys(array).length === array.length;
   }
   if (proto !== Object.prototype && proto !== null) return false;
-  for (const key in value) if (Object.hasOwn(value, key) && !plainExact((value as Record<string, unknown>)[key], depth + 1)) return false;
+  for (const key in value) if (Object.prototype.hasOwnProperty.call(value, key) && !plainExact((value as Record<string, unknown>)[key], depth + 1)) return false;
   return Object.getOwnPropertySymbols(value).length === 0;
 }
 
@@ -221,9 +221,10 @@ function copyJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(copyJson);
   const copy: Record<string, unknown> = {};
   // for-in over own keys (JSON.parse makes only own, enumerable ones): no array of keys per
-  // object, and this runs for every replayed answer.
+  // object, and this runs for every replayed answer. hasOwnProperty.call, not Object.hasOwn:
+  // see isPlainForm in journal/journal.ts.
   for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const item = copyJson((value as Record<string, unknown>)[key]);
     if (key === "__proto__") Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
     else copy[key] = item;
