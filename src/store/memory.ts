@@ -205,7 +205,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     },
     async add(key, value, ttlMs) {
       if (live(key) !== undefined) return false;
-      // Nothing there now: \`live\` took an expired entry out.
+      // Nothing there now: `live` took an expired entry out.
       write(key, value, ttlMs, undefined);
       return true;
     },
