@@ -8,6 +8,7 @@ import {
   elicit,
   elicitUrl,
   form,
+  isEffect,
   listRoots,
   now,
   ProtocolError,
@@ -389,6 +390,20 @@ describe("results and failures", () => {
     expect(sim.result.isError).toBe(true);
     expect(textOf(sim.result)).not.toContain("hunter2");
     expect((errors[0] as Error).message).toBe("db password is hunter2");
+  });
+
+  it("yielding something that is not an effect is an author error, a kind named like an Object.prototype member too", async () => {
+    const errors: unknown[] = [];
+    const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
+    for (const kind of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf", "Step", 7, undefined]) {
+      const odd = tool({ name: "odd", description: "", input: z.object({}), *run() { yield { kind } as never; return "never"; } });
+      expect((await simulate(odd, {}, {}, { runtime })).result.isError).toBe(true);
+    }
+    expect(errors).toHaveLength(8);
+    for (const e of errors) expect(String((e as Error).message)).toMatch(/which is not an effect/);
+    expect(isEffect({ kind: "now" })).toBe(true);
+    expect(isEffect({ kind: "toString" })).toBe(false);
+    expect(isEffect({ kind: "elicit" })).toBe(true);
   });
 
   it("structured output is validated against output", async () => {

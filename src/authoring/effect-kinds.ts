@@ -47,10 +47,14 @@ export type AskKindName = keyof typeof ASK_KINDS;
 /** One kind of effect. */
 export type EffectKindName = keyof typeof EFFECT_KINDS;
 
+// Sets of the tables' own keys ("toString" is not a kind): every replayed effect is checked, and
+// a Set lookup of the kind's string is cheaper than Object.hasOwn on the table.
+const effectKindNames: ReadonlySet<unknown> = new Set(Object.keys(EFFECT_KINDS));
+const askKindNames: ReadonlySet<unknown> = new Set(Object.keys(ASK_KINDS));
 /** Whether `kind` names an effect (own keys only: "toString" is not a kind). */
-export const isEffectKind = (kind: unknown): kind is EffectKindName => typeof kind === "string" && Object.hasOwn(EFFECT_KINDS, kind);
+export const isEffectKind = (kind: unknown): kind is EffectKindName => effectKindNames.has(kind);
 /** Whether `kind` names an ask. */
-export const isAskKind = (kind: unknown): kind is AskKindName => typeof kind === "string" && Object.hasOwn(ASK_KINDS, kind);
+export const isAskKind = (kind: unknown): kind is AskKindName => askKindNames.has(kind);
 
 /** The ask kind whose fingerprints start with `letter`, with `all(...)` as "a". */
 export const askByLetter: ReadonlyMap<string, { helper: string; capability?: Capability }> = new Map<string, { helper: string; capability?: Capability }>([

@@ -22,7 +22,10 @@ export function exceedsJsonLimits(value: unknown, maxBytes: number, maxDepth: nu
         depths.push(depth + 1);
       }
     } else {
-      for (const key of Object.keys(v)) {
+      // Own enumerable string keys, as Object.keys gives them, without an array per object
+      // (this runs on every request's arguments and answers).
+      for (const key in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
         bytes += key.length + 4;
         values.push((v as Record<string, unknown>)[key]);
         depths.push(depth + 1);
