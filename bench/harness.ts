@@ -22,6 +22,8 @@ export interface VariantSpec {
   /** An export of bench/variants.ts: `(...args) => op`, where `op` is one operation. */
   factory: string;
   args: unknown[];
+  /** Operations the process runs before it may count as warm (see proc.ts `warm`); none by default. */
+  warmOps?: number;
 }
 
 /** CPU nanoseconds per operation, `samples[round][variant]`, and wall nanoseconds likewise. */
@@ -31,11 +33,9 @@ export interface Sampled {
   wall: number[][];
 }
 
-export const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
+import { median } from "./median.js";
+
+export { median };
 
 const procFile = fileURLToPath(new URL("./proc.js", import.meta.url));
 
@@ -107,7 +107,7 @@ export async function sample(variants: VariantSpec[], options: { rounds?: number
       c.once("exit", (code) => reject(new Error(`benchmark process exited (${code}) while starting`)));
     })));
     // Warmed all at once (counted in CPU time, so sharing a core does not change when a process is warm).
-    const ops = await Promise.all(children.map((c) => ask<number>(c, { type: "warm", batchMs })));
+    const ops = await Promise.all(children.map((c, i) => ask<number>(c, { type: "warm", batchMs, minOps: variants[i]!.warmOps ?? 0 })));
     const samples: number[][] = [];
     const wall: number[][] = [];
     for (let r = 0; r < rounds; r++) {
