@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMemoryStore, createRuntime, createSignalHandler, progress, type Runtime, step, type Store, tool, waitForSignal } from "mcp-yield";
+import { createMemoryStore, createRuntime, createSignalHandler, progress, type Runtime, step, type Store, StoreError, tool, waitForSignal } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { closedAfterEach, killable, until } from "./support/instances.js";
 import { REDIS_URL, redisAvailable, testPrefix } from "./support/redis.js";
@@ -61,6 +61,32 @@ describe("signals", () => {
     expect(await runtime.signal(token, { approved: true })).toEqual({ status: "delivered" });
     expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("approved");
     expect(reason(await runtime.signal(token, { approved: false }).catch((e: unknown) => e))).toBe("signal_expired"); // the task ended
+  });
+
+  it("a delivery whose write landed but whose answer was lost: sent again, it is used (not 'send it again'), and the task takes the value once", async () => {
+    const inner = createMemoryStore();
+    let loseNext = false;
+    // The next swap of a task record lands, and then fails as a timed-out command does.
+    const store: Store = {
+      ...inner,
+      async swap(key, expected, value, ttlMs) {
+        const landed = await inner.swap(key, expected, value, ttlMs);
+        if (loseNext && key.startsWith("task:")) {
+          loseNext = false;
+          throw new StoreError("store_unavailable", "the answer to this write was lost");
+        }
+        return landed;
+      },
+    };
+    const { runtime } = instance(store);
+    runtime.define([approval]);
+    const { taskId, token } = await waiting(runtime, store);
+    loseNext = true;
+    expect(reason(await runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("store_unavailable");
+    expect(JSON.parse((await inner.get(`task:${taskId}`))!).arrived).toMatchObject({ name: "approval", value: { approved: true } });
+    expect(reason(await runtime.signal(token, { approved: false }).catch((e: unknown) => e))).toBe("signal_used");
+    // The run that wrote the value never started here: its lease lapses and the sweeper runs it.
+    expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("approved");
   });
 
   it("a value the schema refuses is refused, and the task waits on; then a valid one is taken", async () => {

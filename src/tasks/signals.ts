@@ -126,7 +126,10 @@ export function createSignalDelivery({ signer, time, update, newRun, run }: Sign
       let why: SignalRefusal | undefined;
       const taken = await update(claims.t, (r) => {
         const ended = r.status === "completed" || r.status === "failed" || r.status === "cancelled" || r.cancel === true;
-        why = ended ? "signal_expired" : (r.closed ?? []).includes(waitKey(claims.w, claims.i)) ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
+        // Already here (`arrived`: an earlier delivery of this token landed — its sender may have
+        // been told the store failed, its write's answer lost) is used, not "send it again".
+        const delivered = (r.closed ?? []).includes(waitKey(claims.w, claims.i)) || (r.arrived?.name === claims.w && r.arrived.i === claims.i);
+        why = ended ? "signal_expired" : delivered ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
         if (why !== undefined) return false;
         const { wake: _wake, ...rest } = r;
         return { ...rest, arrived: { name: claims.w, i: claims.i, value }, ...newRun(rest) };
