@@ -9,6 +9,7 @@ import { keygen, main } from "../src/cli.js";
 import { POSTGRES_URL } from "./support/postgres.js";
 import { REDIS_URL } from "./support/redis.js";
 import { sharedStores } from "./support/stores.js";
+import { tamperedEnd } from "./support/tamper.js";
 
 // Operating tasks in production: `npx mcp-yield tasks list|show|cancel` against the store the
 // servers share (Redis or PostgreSQL), and saved journals (`npx mcp-yield export`) replayed
@@ -221,7 +222,7 @@ describe("saved journals as fixtures: export, then replayFixtures", () => {
     expect((await replayFixtures([booking()], [{ file: "junk", fixture: { format: "nope" } }])).failures[0]).toMatch(/^junk \(\?\): not a journal fixture: format/);
     expect(await cli(["export", token, "--arguments", '{"city":"Bergen"}'])).toMatchObject({ code: 1, err: expect.stringContaining("not the ones this call was made with") });
     expect(await cli(["export", token])).toMatchObject({ code: 1, err: expect.stringContaining("this call had arguments: give them") });
-    expect(await cli(["export", `${token.slice(0, -3)}AAA`, "--arguments", '{"city":"Oslo"}'])).toMatchObject({ code: 1, err: expect.stringContaining("the token was refused") });
+    expect(await cli(["export", tamperedEnd(token, 3), "--arguments", '{"city":"Oslo"}'])).toMatchObject({ code: 1, err: expect.stringContaining("the token was refused") });
   });
 
   it.each(kinds)("a task's journal exported from the $name store replays green, and red after a change", async (kind) => {

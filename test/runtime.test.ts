@@ -22,6 +22,7 @@ import {
   uuid,
 } from "mcp-yield";
 import { accept, decline, roots, sampled, simulate } from "mcp-yield/testing";
+import { tamperedEnd } from "./support/tamper.js";
 
 const Name = z.object({ name: z.string().min(1) });
 const Num = z.object({ n: z.number().int() });
@@ -592,7 +593,7 @@ describe("refusals are rejected promises", () => {
     const r = resource({ uri: "notes://one", name: "one", *run() { return "x"; } });
     const info = { clientCapabilities: everything };
     const first = (await runtime.callTool(ask, { name: "ask", arguments: { n: 1 } }, info)) as { requestState: string };
-    const tampered = `${first.requestState.slice(0, -4)}AAAA`;
+    const tampered = tamperedEnd(first.requestState, 4);
     // Each call is made outside any await: a synchronous throw would fail the test here, not reject.
     const refused: Array<[() => Promise<unknown>, number, string]> = [
       [() => runtime.callTool(ask, null), -32602, "invalid_params"],

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, elicit, formatRoundTrace, ProtocolError, resourceTemplate, type RoundTrace, type Runtime, type RuntimeOptions, step, tool } from "mcp-yield";
 import { openTelemetryObserver } from "mcp-yield/otel";
+import { tamperedEnd } from "./support/tamper.js";
 
 const keys = [{ id: "t", secret: new Uint8Array(32).fill(6) }];
 const Name = z.object({ name: z.string() });
@@ -62,7 +63,7 @@ describe("round traces", () => {
     const failed = (await runtime.callTool(plan, { name: "plan", arguments: { fail: true }, requestState: r1.requestState, inputResponses: { "elicit-0": { action: "accept", content: { name: "a" } } } }, caps)) as { isError?: boolean };
     expect(failed.isError).toBe(true);
     expect(traces[1]).toMatchObject({ outcome: "author_error", steps: [{ name: "price", ok: false }] });
-    await expect(runtime.callTool(plan, { name: "plan", arguments: { fail: true }, requestState: `${r1.requestState!.slice(0, -2)}AA` }, caps)).rejects.toBeInstanceOf(ProtocolError);
+    await expect(runtime.callTool(plan, { name: "plan", arguments: { fail: true }, requestState: tamperedEnd(r1.requestState!, 2) }, caps)).rejects.toBeInstanceOf(ProtocolError);
     expect(traces[2]).toMatchObject({ outcome: "error", path: "refused", round: 0, error: { code: -32602, reason: "bad_signature" }, callId: undefined });
     // A refused request is named by what refused it, not by a "round 0".
     expect(formatRoundTrace(traces[2]!)).toMatch(/^\[mcp-yield\] tools\/call plan refused, state \d+ → 0 B, \d+(\.\d)? ms → error -32602 bad_signature$/);
