@@ -37,6 +37,21 @@ describe("the memory store's real size", () => {
     // Each shrunk record keeping its 8 KB response would be ~7 MB; the bound and the shrunk records are ~1.2 MB.
     expect(held, `the store holds ${(held / 1024 / 1024).toFixed(2)} MiB of heap for a 1 MiB bound`).toBeLessThan(2.5 * 1024 * 1024);
   });
+
+  it("keeps a written value as its own string: a value sliced from a larger text keeps nothing of that text", async () => {
+    // Values are often slices or concatenations (a round's record is a template of its digest,
+    // asks and token); kept as they are, they would hold what they were cut from.
+    const store = createMemoryStore({ maxBytes: 1024 * 1024 });
+    const before = await settledHeap();
+    for (let i = 0; i < 200; i++) {
+      const text = JSON.parse(JSON.stringify(`{"d":"${i}","s":"done","r":"${"t".repeat(50_000)}"}`)) as string;
+      await store.set(`redeem:sliced-${i}`, `${text.slice(0, 200)}"}`, 600_000);
+    }
+    expect(await store.get("redeem:sliced-7")).toBe(`{"d":"7","s":"done","r":"${"t".repeat(200 - 25)}"}`);
+    const held = (await settledHeap()) - before;
+    // 200 values each keeping its 50 KB text would be ~10 MB; 200 values of ~200 characters are ~60 KB.
+    expect(held, `the store holds ${(held / 1024 / 1024).toFixed(2)} MiB of heap for 40 KB of values`).toBeLessThan(2 * 1024 * 1024);
+  });
 });
 
 describe("replayed answers", () => {
