@@ -127,6 +127,26 @@ const PER_SCHEMA = 1024;
  * fingerprint, and the message compared — no hashing, and no lookup keyed by a fresh string.
  */
 const lastForm = new WeakMap<object, Map<string, { message: string; fp: string }>>();
+/**
+ * The schema `lastForm` was last read for, and its map: a replay asks from the same schema
+ * ask after ask, and comparing one reference costs less than a WeakMap lookup (which hashes
+ * the object's identity) on every replayed ask. Holds one schema and its map strongly.
+ */
+let lastSchema: object | undefined;
+let lastSchemaForms: Map<string, { message: string; fp: string }> | undefined;
+
+/** `lastForm`'s map for `schema`, made if `create` and absent. */
+function formsOf(schema: object, create: boolean): Map<string, { message: string; fp: string }> | undefined {
+  if (schema === lastSchema) return lastSchemaForms;
+  let forms = lastForm.get(schema);
+  if (forms === undefined) {
+    if (!create) return undefined;
+    lastForm.set(schema, (forms = new Map()));
+  }
+  lastSchema = schema;
+  lastSchemaForms = forms;
+  return forms;
+}
 
 /** A plain form ask (mode, message, schema and nothing else): the only kind the caches hold. */
 function isPlainForm(effect: AskEffect): effect is AskEffect & { kind: "elicit" } {
@@ -146,7 +166,7 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
   // The fingerprint last made from this very schema object, key and message — the message
   // compared, not hashed (it is usually a fresh template string); replaying, only if it is the
   // one recorded here (otherwise the full lookup below makes the fingerprint to compare).
-  const known = lastForm.get(requestedSchema)?.get(key);
+  const known = formsOf(requestedSchema, false)?.get(key);
   if (known !== undefined && known.message === message && (recorded === undefined || known.fp === recorded)) return known.fp;
   let forSchema = byFormSchema.get(requestedSchema);
   if (forSchema === undefined) byFormSchema.set(requestedSchema, (forSchema = new Map()));
@@ -163,8 +183,7 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
     if (forKey.size >= PER_KEY) forKey.clear();
     forKey.set(ownString(message), fp);
   }
-  let last = lastForm.get(requestedSchema);
-  if (last === undefined) lastForm.set(requestedSchema, (last = new Map()));
+  const last = formsOf(requestedSchema, true)!;
   if (last.size >= PER_SCHEMA && !last.has(key)) last.clear();
   last.set(ownString(key), { message: ownString(message), fp });
   return fp;

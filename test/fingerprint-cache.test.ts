@@ -1,0 +1,50 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { toRequestedSchema } from "mcp-yield";
+import { canonicalJson, shortDigest } from "../src/internal.js";
+import { fingerprintOf } from "../src/journal/journal.js";
+import type { AskEffect } from "../src/authoring/effects.js";
+
+// A replayed form ask is recognised through caches (the last fingerprint per schema object and
+// key, the schema last looked at) rather than hashed again. Whatever the order asks come in —
+// schemas, keys and messages interleaved, the recorded fingerprint right, wrong or absent — the
+// fingerprint must be the one the journal format defines: "e", then 16 bits of SHA-256 of the
+// key, 24 of the message, 24 of the rest of the request (mode and schema), base64url.
+
+const schemas = [z.object({ name: z.string() }), z.object({ n: z.number().int() }), z.object({ ok: z.boolean() })].map((s) => toRequestedSchema(s));
+const keys = ["elicit-0", "elicit-1", "confirm"];
+const messages = (i: number) => [`Number ${i + 1} of 30?`, `Name ${i}?`, "Sure?"];
+
+const defined = (schema: object, key: string, message: string) => `e${shortDigest(key, 2)}${shortDigest(message, 3)}${shortDigest(canonicalJson({ mode: "form", requestedSchema: schema }), 3)}`;
+
+/** A form ask as `elicit()` yields it, its message a fresh string each time (as a template literal makes it). */
+const formAsk = (schema: (typeof schemas)[number], message: string): AskEffect =>
+  ({ kind: "elicit", key: undefined, acceptUnasked: false, params: { mode: "form", message: `${message.slice(0, 1)}${message.slice(1)}`, requestedSchema: schema }, schema: z.object({}) }) as unknown as AskEffect;
+
+describe("form ask fingerprints through the caches", () => {
+  it("equal the defined fingerprint in any order of schemas, keys, messages and recorded hints (property)", () => {
+    const ask = fc.record({ s: fc.nat(2), k: fc.nat(2), m: fc.nat(2), i: fc.nat(3), hint: fc.constantFrom("none", "right", "wrong") });
+    fc.assert(
+      fc.property(fc.array(ask, { minLength: 1, maxLength: 40 }), (asks) => {
+        for (const { s, k, m, i, hint } of asks) {
+          const schema = schemas[s]!;
+          const message = messages(i)[m]!;
+          const expected = defined(schema, keys[k]!, message);
+          const other = defined(schemas[(s + 1) % 3]!, keys[k]!, message);
+          const recorded = hint === "none" ? undefined : hint === "right" ? expected : other;
+          expect(fingerprintOf(formAsk(schema, message), keys[k]!, recorded)).toBe(expected);
+        }
+      }),
+    );
+  });
+
+  it("tell apart two schemas asked in turn under the same key and message", () => {
+    const [a, b] = [schemas[0]!, schemas[1]!];
+    for (let round = 0; round < 3; round++) {
+      expect(fingerprintOf(formAsk(a, "Who?"), "elicit-0", defined(a, "elicit-0", "Who?"))).toBe(defined(a, "elicit-0", "Who?"));
+      expect(fingerprintOf(formAsk(b, "Who?"), "elicit-0", defined(a, "elicit-0", "Who?"))).toBe(defined(b, "elicit-0", "Who?"));
+    }
+    expect(defined(a, "elicit-0", "Who?")).not.toBe(defined(b, "elicit-0", "Who?"));
+  });
+});
