@@ -100,14 +100,21 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const entry = entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.expiresAt > clock()) return entry;
-    remove(key);
+    removeEntry(entry);
     return undefined;
   };
   const remove = (key: string) => {
     const entry = entries.get(key);
-    if (entry === undefined) return;
-    entries.delete(key);
-    bytes -= key.length + entry.value.length;
+    if (entry !== undefined) removeEntry(entry);
+  };
+  /**
+   * `entry`, the current one under its key, out — without looking its key up again: the
+   * entries that expire are old, their keys and the map's slots for them long out of the
+   * cache, and a lookup to find what the caller holds already was a second miss per write.
+   */
+  const removeEntry = (entry: Entry) => {
+    entries.delete(entry.key);
+    bytes -= entry.key.length + entry.value.length;
     // A queue may hold the entry until it passes it: the value goes now.
     entry.current = false;
     entry.value = "";
@@ -120,7 +127,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
    */
   const written = new ArrivalQueue<Entry>((entry) => entry.current);
   const expireOldest = (now: number) => {
-    for (let oldest = written.oldest(); oldest !== undefined && oldest.expiresAt <= now; oldest = written.oldest()) remove(oldest.key);
+    // A queue's oldest item is current (see ArrivalQueue): the entry its key maps to.
+    for (let oldest = written.oldest(); oldest !== undefined && oldest.expiresAt <= now; oldest = written.oldest()) removeEntry(oldest);
   };
   /**
    * Every expired entry out, wherever it sits in write order (lifetimes differ: a redemption
@@ -133,7 +141,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   const sweep = () => {
     writesSinceSweep = 0;
     const now = clock();
-    for (const [key, entry] of entries) if (entry.expiresAt <= now) remove(key);
+    for (const entry of entries.values()) if (entry.expiresAt <= now) removeEntry(entry);
   };
   const sweepDue = () => writesSinceSweep >= Math.max(SWEEP_MIN_WRITES, entries.size / SWEEP_EVERY);
   /**
