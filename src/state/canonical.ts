@@ -49,7 +49,8 @@ function canonicalObject(value: object): string {
   }
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   const keys = Object.keys(value);
-  if (keys.length > 1) keys.sort();
+  if (keys.length > SMALL_SORT) keys.sort();
+  else if (keys.length > 1) sortFew(keys);
   let text = "{";
   for (const key of keys) {
     const v = (value as Record<string, unknown>)[key];
@@ -57,6 +58,24 @@ function canonicalObject(value: object): string {
     text += `${text.length === 1 ? "" : ","}${quoteJson(key)}:${canonicalJson(v)}`;
   }
   return `${text}}`;
+}
+
+/** Objects with at most this many keys are sorted by `sortFew`. */
+const SMALL_SORT = 16;
+
+/**
+ * `keys.sort()` for a few keys, in place: an insertion sort comparing with `<`, which orders
+ * strings by UTF-16 code units as the default sort does (keys are unique, so stability is moot).
+ * Every answer (`{ action, content }`) and most arguments have a few keys: the builtin sort cost
+ * ≈ 55 ns for two keys, this ≈ 7 (in-process, Node 20).
+ */
+function sortFew(keys: string[]): void {
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
 }
 
 /** base64url SHA-256 of the canonical JSON of `value` (43 characters). */
