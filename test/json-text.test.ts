@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, deepFreeze } from "../src/internal.js";
+import { canonicalEntries } from "../src/state/canonical.js";
 import { jsonText, quoteJson } from "../src/state/json-text.js";
 
 // json-text.ts writes JSON for plain data in JavaScript instead of calling JSON.stringify; what
@@ -111,6 +112,18 @@ describe("JSON text without JSON.stringify", () => {
     // Up to 16 keys are sorted by hand (canonical.ts sortFew), more by Array#sort: both must give the same text.
     fc.assert(fc.property(fc.dictionary(trickyString, fc.nat(), { minKeys: 0, maxKeys: 40 }), (v) => {
       expect(canonicalJson(v)).toBe(canonicalReference(v));
+    }), { numRuns: 1000 });
+  });
+
+  it("writes a map of answers as the object of its entries would be written, key order and all (property)", () => {
+    // The answers digest of a round with a store: canonicalEntries(map) stands for
+    // canonicalJson(Object.fromEntries(map)), the text every kept response's digest was made of.
+    const member = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined), fc.constant(() => 1), fc.record({ action: fc.constantFrom("accept", "decline", "cancel"), content: fc.dictionary(trickyString, fc.jsonValue({ maxDepth: 2 })) }));
+    const key = fc.oneof(trickyString, fc.constantFrom("__proto__", "constructor", "0", "10", "2", "-1", "01", "elicit-0"));
+    fc.assert(fc.property(fc.array(fc.tuple(key, member), { maxLength: 40 }), (entries) => {
+      const map = new Map(entries);
+      expect(canonicalEntries(map)).toBe(canonicalJson(Object.fromEntries(map)));
+      expect(canonicalEntries(map)).toBe(canonicalReference(Object.fromEntries(map)));
     }), { numRuns: 1000 });
   });
 });

@@ -1,4 +1,5 @@
-import { canonicalJson, digestOf, randomUuid } from "../state/index.js";
+import { canonicalJson, randomUuid } from "../state/index.js";
+import { canonicalEntries, digestOfText } from "../state/canonical.js";
 import type { RunContext, RunGenerator } from "../authoring/definitions.js";
 import { type JournalRecord, parseLines, payloadFrom, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
 import { CallContext } from "../replay/call-context.js";
@@ -192,7 +193,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
    * continuation, drops this attempt (it ran nothing) and goes on the claimed path.
    */
   async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, redemption: Redemption): Promise<R | InputRequiredResult | T> {
-    const digest = digestOf(Object.fromEntries(responses));
+    const digest = digestOfText(canonicalEntries(responses));
     let ticket: Extract<Ticket, { kind: "run" }> | undefined;
     const progress: Progress = {
       from: undefined,

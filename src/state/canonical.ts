@@ -78,6 +78,27 @@ function sortFew(keys: string[]): void {
   }
 }
 
+/**
+ * `canonicalJson(Object.fromEntries(entries))`, without the object: the text of a map (a
+ * request's answers) written from its entries. Every round with a store digests its answers;
+ * making the object first, only to list and sort its keys, was ≈ 0.2 of the ≈ 0.6 µs its
+ * canonical text took in-process. The keys are sorted as an object's are (`Object.keys`'s
+ * order does not matter once sorted; a map has no duplicate keys), and an `undefined` or
+ * function value is left out, as in an object.
+ */
+export function canonicalEntries(entries: ReadonlyMap<string, unknown>): string {
+  const keys = [...entries.keys()];
+  if (keys.length > SMALL_SORT) keys.sort();
+  else if (keys.length > 1) sortFew(keys);
+  let text = "{";
+  for (const key of keys) {
+    const v = entries.get(key);
+    if (v === undefined || typeof v === "function") continue;
+    text += `${text.length === 1 ? "" : ","}${quoteJson(key)}:${canonicalJson(v)}`;
+  }
+  return `${text}}`;
+}
+
 /** base64url SHA-256 of the canonical JSON of `value` (43 characters). */
 export function digestOf(value: unknown): string {
   return digestOfText(canonicalJson(value));
