@@ -23,6 +23,7 @@ import {
 } from "mcp-yield";
 import { accept, decline, roots, sampled, simulate } from "mcp-yield/testing";
 import { tamperedEnd } from "./support/tamper.js";
+import { EFFECT_KINDS, isEffectKind } from "../src/authoring/effect-kinds.js";
 
 const Name = z.object({ name: z.string().min(1) });
 const Num = z.object({ n: z.number().int() });
@@ -405,6 +406,16 @@ describe("results and failures", () => {
     expect(isEffect({ kind: "now" })).toBe(true);
     expect(isEffect({ kind: "toString" })).toBe(false);
     expect(isEffect({ kind: "elicit" })).toBe(true);
+  });
+
+  it("every kind in the effect table is an effect, as a literal or as text made at run time, and nothing else is", () => {
+    // isEffectKind compares the commonest kinds before its Set of the table's keys (effect-kinds.ts).
+    for (const kind of Object.keys(EFFECT_KINDS)) {
+      expect(isEffectKind(kind)).toBe(true);
+      expect(isEffectKind([...kind].join(""))).toBe(true); // a string that is not the literal itself
+    }
+    const near = Object.keys(EFFECT_KINDS).flatMap((k) => [k.toUpperCase(), `${k} `, k.slice(1), `${k}s`]);
+    for (const kind of [...near, "", "toString", "__proto__", "constructor", "ask", 1, null, undefined, {}, ["elicit"]]) expect(isEffectKind(kind)).toBe(false);
   });
 
   it("structured output is validated against output", async () => {
