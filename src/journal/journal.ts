@@ -260,6 +260,8 @@ export function describeAskChange(recorded: string, current: string, effect: Eff
  * `G` (progress), `W<name>` (waitForSignal), or a kind letter and a hash of the ask (its key and request), e.g. `eAbCdEfGh`.
  */
 export function fingerprintOf(effect: Effect, key: string | undefined, recorded?: string): string {
+  // The commonest effect first: an elicitation would pass every case below to reach `default`.
+  if (effect.kind === "elicit") return askFingerprint(effect, key!, recorded);
   switch (effect.kind) {
     case "step":
       return /[\t\n\r]/.test(effect.name) ? `S#${hash8(effect.name)}` : `S${effect.name}`;

@@ -421,6 +421,8 @@ export class Round {
   }
 
   private keyOf(effect: Effect): string | undefined {
+    // The commonest effect first: an elicitation would pass every case below to reach `default`.
+    if (effect.kind === "elicit") return effect.key ?? defaultKey("elicit", this.asks++);
     switch (effect.kind) {
       case "step":
       case "now":
