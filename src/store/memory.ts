@@ -1,6 +1,6 @@
-import { ArrivalQueue } from "../util/arrival-queue.js";
 import { integerOption } from "../util/options.js";
-import { ownString } from "../util/own-string.js";
+import { ByteTable } from "./byte-table.js";
+import { SlotQueue } from "./slot-queue.js";
 import { type Store, StoreError } from "./store.js";
 
 /** Options of `createMemoryStore`. */
@@ -46,28 +46,23 @@ export function dropKeptResponse(key: string, value: string): string | undefined
   if (end === -1 || !value.startsWith(DONE_TAIL, end)) return undefined;
   const d = value.slice(DONE_HEAD.length, end);
   if (!DIGEST.test(d)) return undefined;
-  // Built from a slice of the response: as it is, each shrunk record (77 characters) kept its
-  // whole response alive (~900 bytes of heap; a full store ~8× its bound).
-  return ownString(`{"d":"${d}","s":"done","dropped":true}`);
+  return `{"d":"${d}","s":"done","dropped":true}`;
 }
 
 const DONE_HEAD = '{"d":"';
 const DONE_TAIL = '","s":"done","r":';
 const DIGEST = /^[A-Za-z0-9_-]{1,128}$/;
+/**
+ * How much of a value `dropKeptResponse` can read: its head, a digest of at most 128 characters
+ * and its tail — all ASCII, so in a value's first this many bytes whenever it gives a record.
+ * Given only those bytes it answers as given the whole value (a character cut at the end decodes
+ * as U+FFFD, and a non-ASCII character where it reads fails it either way).
+ */
+const DROP_READS = DONE_HEAD.length + 128 + DONE_TAIL.length;
 
 /** At the bound, a full sweep for expired entries runs once per this fraction of the store's entries written, and no more often than SWEEP_MIN_WRITES. */
 const SWEEP_EVERY = 8;
 const SWEEP_MIN_WRITES = 16;
-
-interface Entry {
-  key: string;
-  value: string;
-  expiresAt: number;
-  /** Offered to `shrink` since this value was written (each value is offered once). */
-  offered: boolean;
-  /** In the store still (not removed, expired or rewritten): the queues below check this, not the map. */
-  current: boolean;
-}
 
 /**
  * The in-memory store: one instance, nothing shared, nothing kept across a restart — what
@@ -76,59 +71,48 @@ interface Entry {
  * the bound — a scan of the store, so at most once per eighth of it written, and always before
  * a write is refused. (Between those scans a full store may shrink a kept response while an
  * entry written out of expiry order has expired unswept; it never refuses a write for want of
- * the room an expired entry holds.)
+ * the room an expired entry holds.) Entries are kept outside the JavaScript heap (ByteTable).
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number; readonly shrunk: number } {
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { readonly bytes: number; readonly shrunk: number; readonly arenaBytes: number } {
   const maxBytes = integerOption("maxBytes", options.maxBytes, 64 * 1024 * 1024);
   const clock = options.clock ?? Date.now;
   const reservedBytes = integerOption("reservedBytes", options.reservedBytes, Math.floor(maxBytes / 16), 0);
   if (reservedBytes >= maxBytes) throw new TypeError(`reservedBytes (${reservedBytes}) must be less than maxBytes (${maxBytes})`);
   const reserved = options.reserved ?? ((key: string) => key.startsWith("redeem:"));
   const shrink = options.shrink ?? dropKeptResponse;
-  const entries = new Map<string, Entry>();
+  const table = new ByteTable();
+  const isCurrent = (slot: number, writeId: number) => table.writeId[slot] === writeId;
   /**
    * Entries whose values have not been offered to `shrink` since they were written, oldest
    * write first: a full store shrinks from here, so a value it could not shrink (or already
    * shrank) is not looked at again on every later shed — at the bound that scan was per write.
    */
-  const unoffered = new ArrivalQueue<Entry>((entry) => !entry.offered && entry.current);
-  const indexes = new Map<string, Map<string, number>>();
-  let bytes = 0;
-  let shrunk = 0;
-
-  const live = (key: string): Entry | undefined => {
-    const entry = entries.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt > clock()) return entry;
-    removeEntry(entry);
-    return undefined;
-  };
-  const remove = (key: string) => {
-    const entry = entries.get(key);
-    if (entry !== undefined) removeEntry(entry);
-  };
-  /**
-   * `entry`, the current one under its key, out — without looking its key up again: the
-   * entries that expire are old, their keys and the map's slots for them long out of the
-   * cache, and a lookup to find what the caller holds already was a second miss per write.
-   */
-  const removeEntry = (entry: Entry) => {
-    entries.delete(entry.key);
-    bytes -= entry.key.length + entry.value.length;
-    // A queue may hold the entry until it passes it: the value goes now.
-    entry.current = false;
-    entry.value = "";
-  };
+  const unoffered = new SlotQueue((slot, writeId) => isCurrent(slot, writeId) && table.offered[slot] === 0);
   /**
    * Entries in write order, for expiry (an entry removed or rewritten since is no longer
    * current there). The oldest that have expired leave with every write: most values share a
    * lifetime (a state's), so write order is nearly expiry order, and the store stays at what is
    * live — not at its bound — without scanning it.
    */
-  const written = new ArrivalQueue<Entry>((entry) => entry.current);
+  const written = new SlotQueue(isCurrent);
+  const indexes = new Map<string, Map<string, number>>();
+  let bytes = 0;
+  let shrunk = 0;
+
+  /** The slot of `key` if it holds an entry that has not expired (an expired one is taken out). */
+  const live = (key: string): number => {
+    const slot = table.find(key);
+    if (slot < 0) return -1;
+    if (table.expiresAt[slot]! > clock()) return slot;
+    removeSlot(slot);
+    return -1;
+  };
+  const removeSlot = (slot: number) => {
+    bytes -= table.chars[slot]!;
+    table.remove(slot);
+  };
   const expireOldest = (now: number) => {
-    // A queue's oldest item is current (see ArrivalQueue): the entry its key maps to.
-    for (let oldest = written.oldest(); oldest !== undefined && oldest.expiresAt <= now; oldest = written.oldest()) removeEntry(oldest);
+    for (let oldest = written.oldest(); oldest >= 0 && table.expiresAt[oldest]! <= now; oldest = written.oldest()) removeSlot(oldest);
   };
   /**
    * Every expired entry out, wherever it sits in write order (lifetimes differ: a redemption
@@ -141,9 +125,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   const sweep = () => {
     writesSinceSweep = 0;
     const now = clock();
-    for (const entry of entries.values()) if (entry.expiresAt <= now) removeEntry(entry);
+    for (let slot = 0; slot < table.slotLimit; slot++) if (table.writeId[slot] !== 0 && table.expiresAt[slot]! <= now) removeSlot(slot);
   };
-  const sweepDue = () => writesSinceSweep >= Math.max(SWEEP_MIN_WRITES, entries.size / SWEEP_EVERY);
+  const sweepDue = () => writesSinceSweep >= Math.max(SWEEP_MIN_WRITES, table.size / SWEEP_EVERY);
   /**
    * Shrink the oldest values not yet offered to `shrink` (write order: a rewritten entry counts
    * as new) until an eighth of the bound is free: done in batches, so a full store does not
@@ -151,59 +135,57 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
    */
   const shed = () => {
     const target = maxBytes - Math.floor(maxBytes / 8);
-    for (let entry = unoffered.oldest(); entry !== undefined && bytes > target; entry = unoffered.oldest()) {
-      entry.offered = true;
-      const smaller = shrink(entry.key, entry.value);
-      if (smaller === undefined || smaller.length >= entry.value.length) continue;
-      bytes -= entry.value.length - smaller.length;
+    for (let slot = unoffered.oldest(); slot >= 0 && bytes > target; slot = unoffered.oldest()) {
+      table.offered[slot] = 1;
+      const key = table.key(slot);
+      const valueChars = table.chars[slot]! - key.length;
+      // The default reads no further than its head (see DROP_READS): a response is not decoded to be dropped.
+      const smaller = shrink === dropKeptResponse ? dropKeptResponse(key, table.valuePrefix(slot, DROP_READS)) : shrink(key, table.value(slot));
+      if (smaller === undefined || smaller.length >= valueChars) continue;
+      bytes -= valueChars - smaller.length;
       // In place: the entry keeps its position and its expiry.
-      entry.value = smaller;
+      table.rewrite(slot, smaller, key.length, true);
       shrunk++;
     }
   };
+  /** What a write of `size` under a key held in `before` (a slot, or -1) adds to the bytes held. */
+  const growth = (size: number, before: number) => size - (before >= 0 && table.writeId[before] !== 0 ? table.chars[before]! : 0);
   /**
-   * Make room for a write of `size` bytes under `key` (replacing `before`, if current) within
-   * `limit`: expired entries out first (when a sweep is due: see `sweep`), then shrink from where
-   * the last shed stopped; refuse only after a sweep and a shed both found no room. The room
-   * needed is asked again after each step, which may itself take `before` (a sweep: it had
-   * expired) or shrink it (a shed).
+   * Make room for a write of `size` bytes (replacing `before`, if still held) within `limit`:
+   * expired entries out first (when a sweep is due: see `sweep`), then shrink from where the
+   * last shed stopped; refuse only after a sweep and a shed both found no room. The room needed
+   * is asked again after each step, which may itself take `before` (a sweep: it had expired) or
+   * shrink it (a shed).
    */
-  const makeRoom = (key: string, size: number, before: Entry | undefined, limit: number) => {
-    const growth = () => size - (before?.current ? key.length + before.value.length : 0);
-    if (bytes + growth() > limit && sweepDue()) sweep();
-    if (bytes + growth() > limit) shed();
-    if (bytes + growth() > limit && writesSinceSweep > 0) sweep();
-    if (bytes + growth() > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${size} bytes was refused`);
+  const makeRoom = (size: number, before: number, limit: number) => {
+    if (bytes + growth(size, before) > limit && sweepDue()) sweep();
+    if (bytes + growth(size, before) > limit) shed();
+    if (bytes + growth(size, before) > limit && writesSinceSweep > 0) sweep();
+    if (bytes + growth(size, before) > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${size} bytes was refused`);
   };
   /**
-   * Write `value` under `key`; `before` is what the caller found there (`entries.get(key)`, looked
-   * up once: a write is on every round's path, and each lookup of a fresh key string in a full
-   * store's map measured as a visible part of it).
+   * Write `value` under `key`; `before` is the slot the caller found it in, or -1 (looked up
+   * once: a write is on every round's path). A slot a sweep took meanwhile is written anew.
    */
-  const write = (key: string, value: string, ttlMs: number, before: Entry | undefined) => {
+  const write = (key: string, value: string, ttlMs: number, before: number) => {
     const ttl = integerOption("ttlMs", Math.ceil(ttlMs), 1);
     const now = clock();
+    const writeBefore = before >= 0 ? table.writeId[before]! : 0;
     expireOldest(now);
     const size = key.length + value.length;
     const limit = reserved(key) ? maxBytes : maxBytes - reservedBytes;
     writesSinceSweep++;
-    if (bytes + size - (before?.current ? key.length + before.value.length : 0) > limit) makeRoom(key, size, before, limit);
-    if (before?.current) {
-      bytes -= key.length + before.value.length;
-      before.current = false;
-      before.value = "";
-    }
-    // The value kept as a string of its own (ownString): what a caller writes is often a
-    // concatenation (the runtime's record of an answered round is a template of its digest, asks
-    // and token) or a slice of a larger text, and kept as it is, it keeps its parts — or that
-    // text — alive, and the first read of it (`shrink`, a repeat's `get`) copies it flat then,
-    // long after it left the cache. Copied once here, while it is fresh: a full store's 3-ask
-    // call measured 1.70 → 1.57× no store (CPU, paired), its `dropKeptResponse` 5.6 µs per
-    // call → out of the profile.
-    const entry: Entry = { key, value: ownString(value), expiresAt: now + ttl, offered: false, current: true };
-    entries.set(key, entry);
-    written.push(entry, entries.size);
-    unoffered.push(entry, entries.size);
+    // Taken out meanwhile (expired, by expireOldest or a sweep): no longer what the caller found.
+    const held = () => (before >= 0 && table.writeId[before] === writeBefore ? before : -1);
+    if (bytes + growth(size, held()) > limit) makeRoom(size, held(), limit);
+    let slot = held();
+    if (slot >= 0) {
+      bytes -= table.chars[slot]!;
+      table.rewrite(slot, value, key.length, false);
+    } else slot = table.insert(key, value);
+    table.expiresAt[slot] = now + ttl;
+    written.push(slot, table.writeId[slot]!, table.size);
+    unoffered.push(slot, table.writeId[slot]!, table.size);
     bytes += size;
   };
 
@@ -215,32 +197,38 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     get shrunk() {
       return shrunk;
     },
+    /** Bytes the store's arena holds outside the heap (its entries, and room to append). */
+    get arenaBytes() {
+      return table.arenaBytes;
+    },
     async get(key) {
-      return live(key)?.value;
+      const slot = live(key);
+      return slot < 0 ? undefined : table.value(slot);
     },
     async add(key, value, ttlMs) {
-      if (live(key) !== undefined) return false;
+      if (live(key) >= 0) return false;
       // Nothing there now: `live` took an expired entry out.
-      write(key, value, ttlMs, undefined);
+      write(key, value, ttlMs, -1);
       return true;
     },
     async swap(key, expected, value, ttlMs) {
       const before = live(key);
-      if (before?.value !== expected) return false;
+      if (before < 0 || table.value(before) !== expected) return false;
       write(key, value, ttlMs, before);
       return true;
     },
     async set(key, value, ttlMs) {
-      write(key, value, ttlMs, entries.get(key));
+      write(key, value, ttlMs, table.find(key));
     },
     async delete(key) {
-      remove(key);
+      const slot = table.find(key);
+      if (slot >= 0) removeSlot(slot);
     },
     async incr(key, delta, ttlMs) {
       if (!Number.isSafeInteger(delta)) throw new TypeError(`incr: delta must be a safe integer, got ${delta}`);
-      const entry = live(key);
-      const sum = (entry === undefined ? 0 : Number(entry.value)) + delta;
-      write(key, String(sum), entry === undefined ? ttlMs : entry.expiresAt - clock(), entry);
+      const slot = live(key);
+      const sum = (slot < 0 ? 0 : Number(table.value(slot))) + delta;
+      write(key, String(sum), slot < 0 ? ttlMs : table.expiresAt[slot]! - clock(), slot);
       return sum;
     },
     async schedule(index, member, atMs) {
@@ -265,7 +253,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
         .map(([member, at]) => ({ member, at }));
     },
     async close() {
-      entries.clear();
+      table.clear();
       unoffered.clear();
       written.clear();
       indexes.clear();
