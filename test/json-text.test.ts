@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalJson, deepFreeze } from "../src/internal.js";
 import { canonicalEntries } from "../src/state/canonical.js";
 import { jsonText, quoteJson } from "../src/state/json-text.js";
+import { inputRequestsJson } from "../src/journal/journal.js";
 
 // json-text.ts writes JSON for plain data in JavaScript instead of calling JSON.stringify; what
 // it writes is kept (a round's response in the store, canonical text under every digest), so
@@ -125,5 +126,37 @@ describe("JSON text without JSON.stringify", () => {
       expect(canonicalEntries(map)).toBe(canonicalJson(Object.fromEntries(map)));
       expect(canonicalEntries(map)).toBe(canonicalReference(Object.fromEntries(map)));
     }), { numRuns: 1000 });
+  });
+});
+
+describe("a round's asks as JSON (journal inputRequestsJson)", () => {
+  it("writes any round's inputRequests exactly as JSON.stringify does, plain form elicitations from their parts (property)", () => {
+    const frozenSchema = deepFreeze({ type: "object", properties: { n: { type: "integer", description: 'a "number"\n' } }, required: ["n"] });
+    const looseSchema = { type: "object", properties: { n: { type: "integer" } } };
+    const form = fc.record({ mode: fc.constant("form"), message: trickyString, requestedSchema: fc.constantFrom<object>(frozenSchema, looseSchema) });
+    // The shape made from elicit(), and near misses: members in another order, one more or fewer,
+    // another mode, a message that is not a string, a toJSON, another method, another kind of ask.
+    const request = fc.oneof(
+      form.map((params) => ({ method: "elicitation/create", params })),
+      form.map((params) => ({ params, method: "elicitation/create" })),
+      form.map(({ mode, message, requestedSchema }) => ({ method: "elicitation/create", params: { message, mode, requestedSchema } })),
+      form.map((params) => ({ method: "elicitation/create", params: { ...params, extra: 1 } })),
+      form.map(({ mode, message }) => ({ method: "elicitation/create", params: { mode, message } })),
+      form.map((params) => ({ method: "elicitation/create", params: { ...params, mode: "url" } })),
+      form.map((params) => ({ method: "elicitation/create", params: { ...params, message: 7 } })),
+      form.map((params) => ({ method: "elicitation/create", params, toJSON: (key: string) => ({ key }) })),
+      form.map((params) => ({ method: "elicitation/create", params: { ...params, requestedSchema: undefined } })),
+      form.map((params) => ({ method: "sampling/createMessage", params })),
+      fc.constant({ method: "roots/list" }),
+      fc.constant(undefined),
+    );
+    const asks = fc.dictionary(fc.oneof(trickyString, fc.constantFrom("elicit-0", "0", "12", "__proto__")), request, { maxKeys: 4 });
+    fc.assert(fc.property(asks, (inputRequests) => {
+      expect(outcome((v) => inputRequestsJson(v as Record<string, unknown>), inputRequests)).toEqual(outcome((v) => JSON.stringify(v), inputRequests));
+    }), { numRuns: 3000 });
+    // A form ask's text made from parts is the very text of the whole.
+    const one = { "elicit-0": { method: "elicitation/create", params: { mode: "form", message: "Number 1 of 3?", requestedSchema: frozenSchema } } };
+    expect(inputRequestsJson(one)).toBe(JSON.stringify(one));
+    expect(inputRequestsJson({})).toBe("{}");
   });
 });

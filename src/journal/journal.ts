@@ -9,6 +9,7 @@
 
 import { askByLetter, capabilityLetter, EFFECT_KINDS } from "../authoring/effect-kinds.js";
 import { canonicalJson, decodeValue, encodeValue, shortDigest } from "../state/index.js";
+import { isDeepFrozen, jsonText, quoteJson } from "../state/json-text.js";
 import type { Capability } from "../wire/index.js";
 import { ownString } from "../util/own-string.js";
 import type { AskEffect, Effect } from "../authoring/effects.js";
@@ -107,6 +108,56 @@ export function requestOf(effect: AskEffect): { method: string; params?: Record<
   }
 }
 
+
+/**
+ * `jsonText(inputRequests)` — the text `JSON.stringify` makes — for a round's asks, with a plain
+ * form elicitation (what `requestOf` makes of `elicit(message, schema)`: `{ method, params: {
+ * mode: "form", message, requestedSchema } }`, members in that order, the schema deep-frozen)
+ * written from its parts: the method and the members' names are constants, the schema's text is
+ * made once. Asks of any other kind or shape send the whole to `jsonText`. Every round
+ * that keeps its response writes this; the general walk of one such ask measured ≈ 1 µs.
+ */
+export function inputRequestsJson(inputRequests: Record<string, unknown>): string | undefined {
+  if (Object.getPrototypeOf(inputRequests) !== Object.prototype || typeof (inputRequests as { toJSON?: unknown }).toJSON === "function") return jsonText(inputRequests);
+  let text = "";
+  for (const key in inputRequests) {
+    if (!Object.prototype.hasOwnProperty.call(inputRequests, key)) continue;
+    const part = formRequestJson(inputRequests[key]);
+    // Any other ask: the whole text from jsonText (a member's toJSON is then called with its key).
+    if (part === undefined) return jsonText(inputRequests);
+    text += `${text === "" ? "{" : ","}${quoteJson(key)}:${part}`;
+  }
+  return text === "" ? "{}" : `${text}}`;
+}
+
+const FORM_HEAD = '{"method":"elicitation/create","params":{"mode":"form","message":';
+
+/** The text of a plain form elicitation request (see `inputRequestsJson`), or `undefined`. */
+function formRequestJson(request: unknown): string | undefined {
+  if (typeof request !== "object" || request === null || Object.getPrototypeOf(request) !== Object.prototype) return undefined;
+  const { method, params } = request as { method?: unknown; params?: unknown };
+  if (method !== "elicitation/create" || typeof params !== "object" || params === null || Object.getPrototypeOf(params) !== Object.prototype) return undefined;
+  if (!membersAre(request, REQUEST_MEMBERS) || !membersAre(params, FORM_MEMBERS)) return undefined;
+  const { mode, message, requestedSchema } = params as { mode?: unknown; message?: unknown; requestedSchema?: unknown };
+  if (mode !== "form" || typeof message !== "string" || typeof requestedSchema !== "object" || requestedSchema === null || !isDeepFrozen(requestedSchema)) return undefined;
+  const schema = jsonText(requestedSchema);
+  return schema === undefined ? undefined : `${FORM_HEAD}${quoteJson(message)},"requestedSchema":${schema}}}`;
+}
+
+const REQUEST_MEMBERS = ["method", "params"] as const;
+const FORM_MEMBERS = ["mode", "message", "requestedSchema"] as const;
+
+/** Whether `value`'s own enumerable members are exactly `names`, in that order (as JSON.stringify lists them), with no toJSON. */
+function membersAre(value: object, names: readonly string[]): boolean {
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+  let i = 0;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    if (key !== names[i]) return false;
+    i++;
+  }
+  return i === names.length;
+}
 
 /** 48 bits of SHA-256, base64url (8 characters): step names with tabs or newlines, and `all(...)`. */
 const hash8 = (text: string) => shortDigest(text, 6);

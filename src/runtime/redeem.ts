@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { randomUuid } from "../state/index.js";
 import { jsonText, quoteJson } from "../state/json-text.js";
+import { inputRequestsJson } from "../journal/journal.js";
 import { type Store, type StoreClock, StoreError } from "../store/index.js";
 import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../wire/index.js";
 
@@ -99,14 +100,16 @@ const VERBATIM = /^[A-Za-z0-9_.-]*$/;
  * token has nothing to escape, so it is written in as it is rather than scanned by
  * `JSON.stringify` (on Node 20 that scan measured ≈ 40 % of the whole record's serializing).
  * Anything but a result of exactly `{ resultType, inputRequests, requestState }` is stringified whole.
+ * `minted`, the token the round's codec sealed, needs no scan: a codec token is base64url and
+ * dots. (The scan of a 700-character token measured 0.63 µs, ≈ a quarter of the record.)
  */
-export function doneRecord(digest: string, response: RoundResponse): string {
+export function doneRecord(digest: string, response: RoundResponse, minted?: string): string {
   const result = "result" in response ? (response.result as Record<string, unknown> | null) : undefined;
   // A plain object only: JSON.stringify would call a toJSON a class instance inherits.
-  if (typeof result === "object" && result !== null && Object.getPrototypeOf(result) === Object.prototype && result.resultType === "input_required" && typeof result.requestState === "string" && VERBATIM.test(result.requestState)) {
+  if (typeof result === "object" && result !== null && Object.getPrototypeOf(result) === Object.prototype && result.resultType === "input_required" && typeof result.requestState === "string" && (result.requestState === minted || VERBATIM.test(result.requestState))) {
     let members = 0;
     for (const key in result) if (Object.prototype.hasOwnProperty.call(result, key)) members++;
-    const inputRequests = jsonText(result.inputRequests);
+    const inputRequests = typeof result.inputRequests === "object" && result.inputRequests !== null ? inputRequestsJson(result.inputRequests as Record<string, unknown>) : jsonText(result.inputRequests);
     if (members === 3 && inputRequests !== undefined) {
       return `{"d":${quoteJson(digest)},"s":"done","r":{"result":{"resultType":"input_required","inputRequests":${inputRequests},"requestState":"${result.requestState}"}}}`;
     }
@@ -219,10 +222,10 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
      * retry finds this response if the write landed after all, or runs the round again (it ran
      * no step) if it did not.
      */
-    async commit(nonce: string, digest: string, expiresAt: number, response: RoundResponse): Promise<{ kind: "kept" } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
+    async commit(nonce: string, digest: string, expiresAt: number, response: RoundResponse, minted?: string): Promise<{ kind: "kept" } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
       const key = `redeem:${nonce}`;
       const ttl = () => Math.max(1, expiresAt - clock());
-      const done = doneRecord(digest, response);
+      const done = doneRecord(digest, response, minted);
       for (;;) {
         if (await store.add(key, done, ttl())) return { kind: "kept" };
         const raw = await store.get(key);

@@ -86,6 +86,8 @@ interface Progress {
   payload?: StatePayload | undefined;
   /** Set once the round has started creating its task. */
   taskId?: string;
+  /** The state the round's codec sealed, once it has (its response's `requestState`). */
+  minted?: string;
 }
 
 /**
@@ -224,7 +226,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
       return result;
     }
-    const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { result }));
+    const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { result }, progress.minted));
     if (kept.kind === "kept") return result;
     // This round's own response goes nowhere: the generator it parked for its state is dropped.
     const minted = (result as { requestState?: unknown }).requestState;
@@ -420,6 +422,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     const minting = calls.mintState(spec.binding, header, text, info);
     const minted = minting instanceof Promise ? await minting : minting;
     const requestState = minted.token;
+    if (progress !== undefined) progress.minted = requestState;
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.
       const reopened = await calls.payloadOf(calls.verifyState(requestState, spec.binding), spec.version);
