@@ -119,6 +119,36 @@ describe("memory store layout (entries outside the heap)", () => {
     expect(store.arenaBytes, `arena ${store.arenaBytes} bytes after expiry, ${full} full`).toBeLessThan(full / 8);
   });
 
+  it("full, keeps every answered round as written or shrunk (never anything else) through thousands of shrinks and the compactions after them", async () => {
+    let now = 0;
+    const store = createMemoryStore({ maxBytes: 256 * 1024, clock: () => now });
+    const written = new Map<string, { value: string; at: number }>();
+    const dropped = new Set<string>();
+    const ttl = 1_500;
+    const record = (i: number) => `{"d":"${i.toString(36).padStart(43, "D")}","s":"done","r":{"result":{"text":"${"é😀ab".repeat(i % 13)}${"r".repeat(200 + ((i * 31) % 900))}"}}}`;
+    for (let i = 0; i < 6_000; i++) {
+      const key = `redeem:${i}`;
+      written.set(key, { value: record(i), at: now });
+      await store.add(key, record(i), ttl);
+      now += 1;
+      // Now and then every key read back: what was written, or its shrunk form — and once shrunk, for good.
+      if (i % 1_500 === 1_499 || i === 5_999) {
+        for (const [k, { value: v, at }] of written) {
+          const read = await store.get(k);
+          if (now >= at + ttl) {
+            expect(read).toBeUndefined();
+            continue;
+          }
+          if (read === v && !dropped.has(k)) continue;
+          if (read !== dropKeptResponse(k, v)) expect.fail(`${k}: read ${JSON.stringify(read?.slice(0, 60))}`);
+          dropped.add(k);
+        }
+      }
+    }
+    expect(store.shrunk).toBeGreaterThan(3_000);
+    expect(store.bytes).toBeLessThanOrEqual(256 * 1024);
+  });
+
   it("shrinks an answered round exactly as dropKeptResponse would from the whole value, reading only its head (property)", async () => {
     // The store gives the default shrink only a value's first bytes (memory.ts DROP_READS); any
     // value must shrink to what dropKeptResponse makes of all of it, or stay.
