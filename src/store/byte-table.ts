@@ -15,14 +15,18 @@
  * When a record does not fit, the arena is compacted in place: the records still current (their
  * slot points at them) moved down over the rest, in order, and only if that leaves too little
  * room is a larger arena made. In place, not into a fresh arena each time: allocating megabytes
- * of ArrayBuffer per compaction measured as dearer than keeping the entries on the heap (V8
- * counts that memory against its heap and collects more often).
+ * of ArrayBuffer per compaction measured dearer than keeping the entries on the heap (a full
+ * store's 3-ask call 1.70× no store, against 1.58 on the heap and 1.48 compacted in place).
  */
+
+import { StoreError } from "./store.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 const MIN_ARENA = 64 * 1024;
+/** The most an arena may hold: its offsets and lengths are 32-bit words. */
+const MAX_ARENA = 0xffff_f000;
 /** A record's header: its slot and its length in bytes, two 32-bit words. */
 const HEADER = 8;
 /** A record's length: its header and `bytes` of key and value, padded to four bytes. */
@@ -118,9 +122,10 @@ export class ByteTable {
    */
   rewrite(slot: number, value: string, keyChars: number, sameWrite: boolean): void {
     const keyLength = this.keyBytes[slot]!;
-    this.liveBytes -= recordBytes(keyLength + this.valueBytes[slot]!);
-    // Reserved first: a compaction moves the slot's key (its record is current still, so kept).
+    // Reserved first: a compaction moves the slot's key (its record is current still, so kept),
+    // and a refusal leaves the slot as it was.
     const record = this.reserve(HEADER + keyLength + 3 * value.length);
+    this.liveBytes -= recordBytes(keyLength + this.valueBytes[slot]!);
     const at = record + HEADER;
     this.arena.copyWithin(at, this.at[slot]!, this.at[slot]! + keyLength);
     const valueLength = value.length === 0 ? 0 : encoder.encodeInto(value, this.arena.subarray(at + keyLength)).written;
@@ -247,7 +252,9 @@ export class ByteTable {
       // Room for half as much again as is held (and this record): compactions then come at
       // most once per third of the arena written.
       const size = Math.max(MIN_ARENA, Math.ceil(((end + bytes) * 1.5) / 4096) * 4096);
-      const fresh = new Uint8Array(size);
+      // Offsets are 32-bit: past that, a write is refused rather than misplaced.
+      if (end + bytes > MAX_ARENA) throw new StoreError("store_full", `the in-memory store's arena cannot grow past ${MAX_ARENA} bytes (${end} held, ${bytes} more asked); the write was refused`);
+      const fresh = new Uint8Array(Math.min(size, MAX_ARENA));
       fresh.set(this.arena.subarray(0, end));
       this.arena = fresh;
       this.words = new Uint32Array(fresh.buffer);
