@@ -170,3 +170,17 @@ describe("a principal's share of the store", () => {
   });
 });
 
+
+describe("task ids", () => {
+  it("are 22 base64url characters (128 random bits) and never start with '-', which a command line would read as an option", async () => {
+    const { newTaskId } = await import("../src/tasks/record.js");
+    const ids = new Set<string>();
+    // 20,000 ids: with one in 64 starting with "-" unchecked, ≈ 312 would.
+    for (let i = 0; i < 20_000; i++) {
+      const id = newTaskId();
+      expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+      ids.add(id);
+    }
+    expect(ids.size).toBe(20_000);
+  });
+});

@@ -132,7 +132,17 @@ export function wireKeyFor(key: string, used: ReadonlySet<string>): string {
 }
 
 /** A new, unguessable task id. */
-export const newTaskId = (): string => encodeBase64url(randomBytes(16));
+/**
+ * A new task id: 128 random bits, base64url — drawn again when it would start with "-" (one in
+ * 64), which a command line reads as an option: `mcp-yield tasks show -Xy…` failed with "Unknown
+ * option" (found as a test that failed once in a run of the suite).
+ */
+export function newTaskId(): string {
+  for (;;) {
+    const id = encodeBase64url(randomBytes(16));
+    if (id[0] !== "-") return id;
+  }
+}
 
 /** What a task record keeps of its input: the parsed input as a value text, or (if none can carry it) the arguments as sent. */
 export function storedInput(task: { args: Record<string, unknown>; input?: unknown }): { args: Record<string, unknown>; input?: string } {
