@@ -303,3 +303,35 @@ async function waitForStore(store: Store): Promise<void> {
   }
   throw new Error("the store did not come back");
 }
+
+describe("a codec the application brings", () => {
+  it("whose tokens need escaping in JSON: a round's kept response is still exact, and a repeat gets it", async () => {
+    // Not base64url: the runtime may splice only its own codecs' tokens into the record unscanned.
+    const { createStateCodec } = await import("mcp-yield");
+    const inner = createStateCodec({ keys });
+    const quoted = { ...inner, seal: (claims: Parameters<typeof inner.seal>[0]) => `${inner.seal(claims)}"\\`, mint: (claims: Parameters<typeof inner.mint>[0]) => {
+      const minted = inner.mint(claims);
+      return { ...minted, token: `${minted.token}"\\` };
+    }, open: (token: string, binding: Parameters<typeof inner.open>[1]) => inner.open(token.endsWith('"\\') ? token.slice(0, -2) : token, binding) };
+    const store = createMemoryStore();
+    const runtime = createRuntime({ state: quoted, store, liveCalls: 0 });
+    cleanup.push(runtime, store);
+    const two = tool({
+      name: "two",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const a = yield* elicit("first?", Ok, { key: "a" });
+        const b = yield* elicit("second?", Ok, { key: "b" });
+        return `${a.action} ${b.action}`;
+      },
+    });
+    const first = (await runtime.callTool(two, { name: "two", arguments: {} }, info)) as { requestState: string };
+    expect(first.requestState.endsWith('"\\')).toBe(true);
+    const request = { name: "two", arguments: {}, requestState: first.requestState, inputResponses: { a: { action: "accept", content: { ok: true } } } };
+    const answered = await runtime.callTool(two, request, info);
+    expect((answered as { requestState: string }).requestState.endsWith('"\\')).toBe(true);
+    // The same request again: the kept response, exactly (its token with the quote and backslash).
+    expect(await runtime.callTool(two, request, info)).toEqual(answered);
+  });
+});

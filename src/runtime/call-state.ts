@@ -1,5 +1,6 @@
 import type { MintedState, OpenedState, StateBinding, StateCodec } from "../state/index.js";
 import { StateError } from "../state/index.js";
+import { mintsBase64urlTokens } from "../state/codec.js";
 import { parsePayloadV1 } from "../journal/format1.js";
 import { parseHeader, parseLines, payloadFrom, type StateHeader, type StatePayload } from "../journal/journal.js";
 import type { SpillRef } from "../journal/spill-ref.js";
@@ -148,7 +149,10 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
     }
   }
 
-  return { verifyState, payloadOf, presented, mintState };
+  /** Whether the tokens `mintState` makes are base64url and dots (the codec is ours): a round's record splices them in unscanned. */
+  const verbatimTokens = mintsBase64urlTokens(codec);
+
+  return { verifyState, payloadOf, presented, mintState, verbatimTokens };
 }
 
 /** What `createCallState` makes. */

@@ -86,7 +86,7 @@ interface Progress {
   payload?: StatePayload | undefined;
   /** Set once the round has started creating its task. */
   taskId?: string;
-  /** The state the round's codec sealed, once it has (its response's `requestState`). */
+  /** The state the round's codec sealed, once it has (its response's `requestState`), when that codec's tokens are base64url (ours). */
   minted?: string;
 }
 
@@ -422,7 +422,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     const minting = calls.mintState(spec.binding, header, text, info);
     const minted = minting instanceof Promise ? await minting : minting;
     const requestState = minted.token;
-    if (progress !== undefined) progress.minted = requestState;
+    if (progress !== undefined && calls.verbatimTokens) progress.minted = requestState;
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.
       const reopened = await calls.payloadOf(calls.verifyState(requestState, spec.binding), spec.version);

@@ -103,6 +103,16 @@ const encoder = new TextEncoder();
 
 const positiveInt = (name: string, value: number | undefined, fallback: number) => integerOption(name, value, fallback, 1, (m) => new StateConfigError(m));
 
+/**
+ * Codecs made by `createStateCodec`: their tokens are base64url and dots (`open` refuses any
+ * other character), so a token one of them minted can be written into JSON as it is. A codec
+ * an application brings itself promises nothing of the kind.
+ */
+const ownCodecs = new WeakSet<object>();
+
+/** Whether `codec` was made by `createStateCodec` (its tokens need no escaping in JSON). */
+export const mintsBase64urlTokens = (codec: object): boolean => ownCodecs.has(codec);
+
 /** Create a requestState codec. See README "The requestState codec" for format and guarantees. */
 export function createStateCodec<T = unknown>(options: StateCodecOptions): StateCodec<T> {
   const backend: CryptoBackend = options.crypto === "portable" ? portableBackend : defaultBackend;
@@ -289,7 +299,9 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     return encodeTextBase64url(text) === body && constantTimeEqualText(mac, textMac(key, purpose, text)) ? text : undefined;
   }
 
-  return { mode, ttlSeconds, maxTokenBytes, crypto: backend.name, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
+  const codec: StateCodec<T> = { mode, ttlSeconds, maxTokenBytes, crypto: backend.name, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
+  ownCodecs.add(codec);
+  return codec;
 }
 
 /**
