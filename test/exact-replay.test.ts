@@ -372,6 +372,41 @@ describe("edges", () => {
     expect(calls.peek("t".repeat(40))).toBeDefined();
   });
 
+  it("a generator taken as the call's earlier round is never taken again by its own token, even right after a peek at it", () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const owner = {};
+    const calls = new LiveCalls(100, 1 << 30, () => 1000);
+    const held = entry(owner);
+    const other = entry(owner);
+    calls.put("a".repeat(40), held, 2000, "A");
+    calls.put("z".repeat(40), other, 2000, "Z"); // another call's: the map is not empty
+    expect(calls.peek("a".repeat(40))).toBe(held);
+    // Between the peek and the take, another request resumes it as the call's earlier round.
+    expect(calls.takeEarlier("A", owner, () => true)).toBe(held);
+    expect(calls.take("a".repeat(40), owner)).toBeUndefined();
+    expect([calls.size, calls.bytes]).toEqual([1, liveCallBytes("z".repeat(40))]);
+    expect(calls.take("z".repeat(40), owner)).toBe(other);
+    // And a take right after a peek takes it exactly once.
+    calls.put("b".repeat(40), held, 2000, "B");
+    expect(calls.peek("b".repeat(40))).toBe(held);
+    expect(calls.take("b".repeat(40), owner)).toBe(held);
+    expect(calls.take("b".repeat(40), owner)).toBeUndefined();
+  });
+
+  it("an earlier round's generator whose own state expired is still resumed when the presented journal extends it; one that does not extend it is dropped", () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const owner = {};
+    let now = 1000;
+    const calls = new LiveCalls(100, 1 << 30, () => now);
+    const a = entry(owner);
+    calls.put("a".repeat(40), a, 2000, "A");
+    calls.put("b".repeat(40), entry(owner), 2000, "B");
+    now = 2500; // both entries' own states have expired (the presented, later ones have not)
+    expect(calls.takeEarlier("A", owner, () => true)).toBe(a);
+    expect(calls.takeEarlier("B", owner, () => false)).toBeUndefined();
+    expect(calls.size).toBe(0);
+  });
+
   it("a bound set by fast rounds relaxes when slower calls' generators are all evicted as idle, until they are resumed again", () => {
     const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
     const owner = {};

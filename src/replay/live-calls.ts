@@ -90,6 +90,14 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   /** The one entry kept per call (its id → the entry): a call's newer round replaces its older one. */
   private readonly groups = new SteadyMap<string, Held<T>>();
   private used = 0;
+  /**
+   * The token the last `peek` looked up and the entry its key found (or none): the runtime
+   * peeks at a presented token, then takes it, and `take` then needs no second slice and lookup
+   * (without affinity both miss on most requests, each a fresh key hashed). Cleared by `put`;
+   * an entry removed since is recognised by its cleared `call`.
+   */
+  private peekedToken: string | undefined;
+  private peekedEntry: Held<T> | undefined;
 
   /**
    * `now` is the clock of expiry (the tokens' own, epoch milliseconds); `idleNow` times how long
@@ -111,6 +119,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     const bytes = liveCallBytes(token);
     if (this.maxCalls <= 0 || bytes > this.maxBytes) return;
     const key = token.slice(-KEY_CHARS);
+    this.peekedToken = this.peekedEntry = undefined;
     this.remove(key);
     if (group !== undefined) {
       const older = this.groups.get(group);
@@ -159,16 +168,23 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   peek(token: string): T | undefined {
     if (this.calls.size === 0) return undefined;
     const entry = this.calls.get(token.slice(-KEY_CHARS));
+    this.peekedToken = token;
+    this.peekedEntry = entry;
     return entry !== undefined && entry.token === token && entry.expiresAt > this.now() ? entry.call : undefined;
   }
 
   take(token: string, owner: object): T | undefined {
     if (this.calls.size === 0) return undefined;
-    const key = token.slice(-KEY_CHARS);
-    const entry = this.calls.get(key);
+    let entry: Held<T> | undefined;
+    if (token === this.peekedToken) {
+      entry = this.peekedEntry;
+      this.peekedToken = this.peekedEntry = undefined;
+      // Removed since the peek (by an earlier-round take, or eviction): never removed twice.
+      if (entry !== undefined && !isHeld(entry)) return undefined;
+    } else entry = this.calls.get(token.slice(-KEY_CHARS));
     if (entry === undefined || entry.token !== token) return undefined;
     const { call, expiresAt, heldSince } = entry;
-    this.remove(key);
+    this.removeHeld(entry);
     if (expiresAt <= this.now()) return undefined;
     if (call.owner !== owner) return undefined;
     this.resumedAfter(this.idleNow() - heldSince);
@@ -193,21 +209,20 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * does not pass (a retry of an older round) stays.
    */
   takeEarlier(group: string, owner: object, extends_: (call: T) => boolean, passed: (call: T) => boolean = () => false): T | undefined {
+    if (this.groups.size === 0) return undefined;
     const entry = this.groups.get(group);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= this.now()) {
-      this.removeHeld(entry);
-      return undefined;
-    }
     const { call, heldSince } = entry;
-    if (call.owner !== owner) return undefined;
-    if (!extends_(call)) {
-      if (passed(call)) this.removeHeld(entry);
-      return undefined;
+    // Its own state's expiry does not matter here (no clock read on this path): the journal
+    // presented now, verified and unexpired, extends what the generator saw, so going on from
+    // it is replaying that journal, only without running the shared prefix again.
+    if (call.owner === owner && extends_(call)) {
+      this.removeHeld(entry);
+      this.resumedAfter(this.idleNow() - heldSince);
+      return call;
     }
-    this.removeHeld(entry);
-    this.resumedAfter(this.idleNow() - heldSince);
-    return call;
+    if (entry.expiresAt <= this.now() || (call.owner === owner && passed(call))) this.removeHeld(entry);
+    return undefined;
   }
 
   private remove(key: string): void {
