@@ -202,11 +202,12 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
 
   /**
    * The entry held for call `group` at an earlier round, taken if `extends` says the journal now
-   * presented extends it byte for byte (and it is this definition's, and unexpired): its
-   * generator goes on from there, replaying only the newer records. A held entry the presented
-   * journal passes without extending it (`passed`: the call went on another way — other answers
-   * to the same state, new code) can never be resumed: it is dropped. One the presented journal
-   * does not pass (a retry of an older round) stays.
+   * presented extends it byte for byte (and it is this definition's), whether or not its own
+   * state has expired since: its generator goes on from there, replaying only the newer records.
+   * A held entry the presented journal passes without extending it (`passed`: the call went on
+   * another way — other answers to the same state, new code) can never be resumed, nor can an
+   * expired one that does not extend it: either is dropped. One the presented journal does not
+   * pass (a retry of an older round) stays.
    */
   takeEarlier(group: string, owner: object, extends_: (call: T) => boolean, passed: (call: T) => boolean = () => false): T | undefined {
     if (this.groups.size === 0) return undefined;
