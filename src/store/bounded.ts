@@ -7,7 +7,12 @@ import { StoreError } from "./store.js";
 export function bounded<T>(promise: Promise<T>, ms: number, service: string, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreError("store_unavailable", `${service} did not answer ${what} within ${ms} ms`)), ms);
+    // Rejected one event-loop turn after the timer fires, not at once: a process that was not
+    // running for longer than `ms` (a long GC pause, a starved CPU) finds its timer due and the
+    // reply already waiting in the socket, and libuv runs timers before it reads sockets. Failing
+    // then failed an answered operation: a bench's store process, starved on a shared core, did
+    // (store_unavailable, the whole run lost). setImmediate runs after that turn's reads.
+    timer = setTimeout(() => setImmediate(() => reject(new StoreError("store_unavailable", `${service} did not answer ${what} within ${ms} ms`))), ms);
   });
   return Promise.race([
     promise.catch((error: unknown) => {
