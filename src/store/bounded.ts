@@ -9,9 +9,8 @@ export function bounded<T>(promise: Promise<T>, ms: number, service: string, wha
   const timeout = new Promise<never>((_, reject) => {
     // Rejected one event-loop turn after the timer fires, not at once: a process that was not
     // running for longer than `ms` (a long GC pause, a starved CPU) finds its timer due and the
-    // reply already waiting in the socket, and libuv runs timers before it reads sockets. Failing
-    // then failed an answered operation: a bench's store process, starved on a shared core, did
-    // (store_unavailable, the whole run lost). setImmediate runs after that turn's reads.
+    // reply already waiting in the socket, and libuv runs timers before it reads sockets, so an
+    // answered operation failed (test/bounded.test.ts). setImmediate runs after that turn's reads.
     timer = setTimeout(() => setImmediate(() => reject(new StoreError("store_unavailable", `${service} did not answer ${what} within ${ms} ms`))), ms);
   });
   return Promise.race([
