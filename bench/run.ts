@@ -1,12 +1,13 @@
 // `npm run bench`: every comparison in one run, as paired CPU-time ratios, each against its
 // target. Writes results/bench-results.json and results/replay.svg; `npm run bench -- --readme`
 // also writes bench/results.json, bench/replay.svg and the README's block.
-import { execFile } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFile, spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { replayChart } from "./chart.js";
+import { compareRuns, comparisonLines } from "./compare-runs.js";
 import { httpSection } from "./http-load.js";
 import { updateReadmeBlock } from "./readme-block.js";
 import { PINNED_CPU, spreads, unstable } from "./harness.js";
@@ -40,6 +41,39 @@ async function postgresUp(): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * The commit measured, read before anything is written: `+changes` when tracked files differed
+ * from it, so a carried run says whether it measured a commit as it is. Undefined outside git.
+ */
+function measuredCommit(): string | undefined {
+  const head = spawnSync("git", ["rev-parse", "HEAD"], { cwd: here("../../.."), encoding: "utf8" });
+  if (head.status !== 0) return undefined;
+  const status = spawnSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: here("../../.."), encoding: "utf8" });
+  return `${head.stdout.trim()}${status.status === 0 && status.stdout.trim() === "" ? "" : "+changes"}`;
+}
+const commit = measuredCommit();
+
+/**
+ * Whether the code measured now (the working tree) is what `carried` measured: no difference in
+ * what a bench run executes — src/, bench/ (but its outputs), the package and compiler settings.
+ * `undefined` when git cannot tell (no git, or the commit is not in this clone's history).
+ */
+function sameCodeAs(carried: string): boolean | undefined {
+  const paths = ["src", "bench", ":!bench/results.json", ":!bench/replay.svg", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"];
+  const diff = spawnSync("git", ["diff", "--quiet", carried, "--", ...paths], { cwd: here("../../..") });
+  return diff.status === 0 ? true : diff.status === 1 ? false : undefined;
+}
+
+/** The run bench/results.json carries (the last `--readme` run), parsed; read before this run may replace it. */
+function carriedRun(): unknown {
+  try {
+    return JSON.parse(readFileSync(here("../../../bench/results.json"), "utf8"));
+  } catch (error) {
+    return { error: String(error) };
+  }
+}
+const carried = carriedRun();
 
 const started = Date.now();
 log(`replay (${runs} fresh runs per row)...`);
@@ -102,14 +136,16 @@ const targets: Target[] = [
   atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0),
 ];
 
-const machine = { pinnedCpu: PINNED_CPU ?? null, node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10) };
-const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), loadAverage: os.loadavg()[0], targets, unstable, replay, overFloor, codec, token, heapKiB, store, redisFloor, instances, http };
+const machine = { pinnedCpu: PINNED_CPU ?? null, node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10), ...(commit ? { commit } : {}) };
+const comparison = compareRuns(carried, targets, sameCodeAs);
+const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), loadAverage: os.loadavg()[0], targets, comparedWithCarried: comparison, unstable, replay, overFloor, codec, token, heapKiB, store, redisFloor, instances, http };
 
 const lines: string[] = [];
-lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}. CPU time per variant process (${PINNED_CPU === undefined ? "not pinned" : `every variant process on CPU ${PINNED_CPU}`}), paired ratios over alternating batches, medians of ${runs} fresh runs.`);
+lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}${commit ? `, commit ${commit.slice(0, 7)}${commit.endsWith("+changes") ? " with changes" : ""}` : ""}. CPU time per variant process (${PINNED_CPU === undefined ? "not pinned" : `every variant process on CPU ${PINNED_CPU}`}), paired ratios over alternating batches, medians of ${runs} fresh runs.`);
 lines.push(`Load average when done: ${os.loadavg()[0]!.toFixed(2)}.${unstable.length > 0 ? ` **Unstable** (a variant's cost moved more than 1.5× between fresh runs, twice): ${unstable.join("; ")}.` : " No set of variants moved more than 1.5× between fresh runs."}`);
 lines.push("", "Targets (median of the fresh runs; min–max of the runs beside it):", "", "| measure | value | min–max | target | met |", "|---|---|---|---|---|");
 for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.range ? `${t.range[0]}–${t.range[1]}` : ""} | ${t.target} | ${t.met ? "yes" : "**no**"} |`);
+lines.push("", ...comparisonLines(comparison));
 lines.push("", "Replay — server CPU per whole call of R rounds (µs): (a) the generator resuming (live) or replaying every round (stateless, `liveCalls: 0`), (b) hand-written keeping `{ i, sum }`, (b2) hand-written keeping every answer, (c) the SDK's `inputRequired` + codec, (f) the replay floor — (a)'s code replayed every round with no runtime (not a way to write a tool; a/f is what the runtime adds; (f), f/b and a/f from runs of their own with (a) stateless and (b)):", "");
 lines.push("| R | (a) live | (a) stateless | (b) | (b2) | (c) | (f) | a/b live | a/b stateless | a/b2 stateless | a/c live | f/b | a/f stateless |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of replay) lines.push(`| ${r.rounds} | ${f(r.us.generatorLive, 0)} | ${f(r.us.generatorStateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.us.handWrittenAll, 0)} | ${f(r.us.sdk, 0)} | ${f(r.us.replayFloor, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.statelessVsHandWrittenAll)} | ${f(r.liveVsSdk)} | ${f(r.floorVsHandWritten)} | ${f(r.statelessVsFloor)} |`);
@@ -139,3 +175,4 @@ if (process.argv.includes("--readme")) {
 }
 log(`done in ${results.seconds}s: results/bench-results.json, results/replay.svg${process.argv.includes("--readme") ? "; bench/results.json, bench/replay.svg and README.md updated" : " (tracked files untouched: add --readme to update them)"}`);
 log(`targets met: ${targets.filter((t) => t.met).length}/${targets.length}`);
+for (const line of comparisonLines(comparison)) log(line);
