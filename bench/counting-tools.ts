@@ -1,7 +1,7 @@
 import { acceptedContent, createRequestStateCodec, inputRequired } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { createStateCodec, type ElicitEffect, elicit, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema, elicitResult } from "mcp-yield";
-import { digestOf } from "../src/internal.js";
+import { argumentsDigest } from "../src/internal.js";
 
 /**
  * One tool written several ways: ask for a number R times, then answer with the sum. This is the
@@ -138,7 +138,9 @@ export function replayFloorCount(keys: StateKey[]) {
   const codec: StateCodec<{ r: number }> = createStateCodec<{ r: number }>({ keys });
   const ctx = {} as RunContext; // the count tool does not use its context
   return (params: CallParams) => {
-    const binding = { method: "tools/call" as const, target: "count", arguments: params.arguments, argumentsDigest: digestOf(params.arguments) };
+    // The arguments digest as (a) gets it (the runtime's admission, cached by canonical text): a
+    // floor must not pay for work (a) does not do (until 2026-12-03 it hashed them every request).
+    const binding = { method: "tools/call" as const, target: "count", arguments: params.arguments, argumentsDigest: argumentsDigest(params.arguments) };
     let body = params.requestState === undefined ? "" : (codec.open(params.requestState, binding).body ?? "");
     const generator = countGenerator.run(params.arguments, ctx) as Generator<ElicitEffect, string, Outcome>;
     let step = generator.next();

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomFillSync } from "no
 import { connect } from "node:net";
 import { createRequestStateCodec } from "@modelcontextprotocol/server";
 import { createMemoryStore, createRuntime, createStateCodec, type StateKey, type Store } from "mcp-yield";
-import { digestOf } from "../src/internal.js";
+import { argumentsDigest } from "../src/internal.js";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import { countGenerator, driveCall, handWrittenAllCount, handWrittenCount, replayFloorCount, sdkCount } from "./counting-tools.js";
@@ -186,7 +186,9 @@ export function gcmFloor(records: number) {
 }
 
 /**
- * Our codec as the runtime uses it: the arguments digest once per round; the header sealed as
+ * Our codec as the runtime uses it: the arguments digest once per round, as the runtime's
+ * admission makes it (by canonical text, its digests cached — until 2026-12-03 this variant
+ * hashed the arguments every time, ≈ 1.3 µs of its 33.5 at 10 records, work no round does); the header sealed as
  * data and the journal as lines in the body (kept as text between rounds, so a seal does not
  * serialize it again); opened, the lines split back into records.
  */
@@ -195,7 +197,7 @@ export function ours(records: number, mode: "sealed" | "signed") {
   const { j, ...header } = journalOf(records);
   const body = j.map(([fp, value]) => `${fp}\t${value}\n`).join("");
   return () => {
-    const b = { ...binding, argumentsDigest: digestOf(binding.arguments) };
+    const b = { ...binding, argumentsDigest: argumentsDigest(binding.arguments) };
     const opened = codec.open(codec.seal({ binding: b, data: header, body }), b);
     const text = opened.body ?? "";
     const out: string[][] = [];

@@ -11,3 +11,4 @@ export { encodeBase64url, decodeBase64url } from "./state/base64url.js";
 export { createStoreClock } from "./store/store-clock.js";
 export { dropKeptResponse } from "./store/memory.js";
 export { parseLines } from "./journal/journal.js";
+export { argumentsDigest } from "./runtime/admission.js";

@@ -31,7 +31,7 @@ const digests = new Map<string, string>();
 const DIGESTS_KEPT = 1024;
 const DIGEST_TEXT_KEPT = 1024;
 
-function argumentsDigest(args: Record<string, unknown>): string {
+export function argumentsDigest(args: Record<string, unknown>): string {
   const text = canonicalJson(args);
   if (text.length > DIGEST_TEXT_KEPT) return digestOfText(text);
   let digest = digests.get(text);
