@@ -345,7 +345,8 @@ describe("edges", () => {
     const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
     const owner = {};
     let now = 1000;
-    const calls = new LiveCalls(1000, 1 << 30, () => now);
+    // Idleness timed on an injected clock (as the tasks engine times its parked generators).
+    const calls = new LiveCalls(1000, 1 << 30, () => now, () => now);
     // Before 64 resumes were seen there is no idle bound: an old entry stays.
     calls.put("o".repeat(40), entry(owner), 1e9, "old");
     for (let i = 0; i < 63; i++) {
@@ -436,6 +437,28 @@ describe("edges", () => {
     // other call's): not before round 64 — one doubling (4 ms) is still under the 6 ms wait.
     expect(resumedAt!).toBeGreaterThanOrEqual(63);
     expect(resumedAt!).toBeLessThanOrEqual(66);
+  });
+
+  it("without an idle clock, a wait is counted in generators parked meanwhile: the bound is 4 × the longest, and no time enters it", () => {
+    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const owner = {};
+    const calls = new LiveCalls(1000, 1 << 30, () => 1000); // the expiry clock stands still
+    // Three calls' generators parked, then resumed in order: they waited 2, 1 and 0 parks.
+    // After 64 resumes the bound is 4 × 2 = 8 parks.
+    for (let i = 0; i < 22; i++) {
+      const tokens = ["r", "a", "b"].map((c) => `${i}`.padStart(40, c));
+      for (const t of tokens) calls.put(t, entry(owner), 1e9, t);
+      for (const t of tokens) expect(calls.take(t, owner)).toBeDefined();
+    }
+    const idle = "s".repeat(40);
+    calls.put(idle, entry(owner), 1e9, "idle");
+    // Eight more parked: it has waited as long as the bound allows, and stays.
+    for (let j = 1; j <= 8; j++) calls.put(`${j}`.padStart(40, "f"), entry(owner), 1e9, `f${j}`);
+    expect(calls.peek(idle)).toBeDefined();
+    // The ninth takes it past the bound: evicted as idle.
+    calls.put("9".padStart(40, "f"), entry(owner), 1e9, "f9");
+    expect(calls.peek(idle)).toBeUndefined();
+    expect(calls.peek("8".padStart(40, "f"))).toBeDefined();
   });
 
   it("a held generator a later round passed without extending it is dropped; one an older round's retry does not pass stays", () => {

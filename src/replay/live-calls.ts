@@ -35,13 +35,10 @@ export const liveCallBytes = (token: string): number => LIVE_CALL_OVERHEAD_BYTES
 const RESUME_SAMPLES = 64;
 const IDLE_FACTOR = 4;
 /**
- * The idle bound is never shorter than this (ms). Idleness is timed on a sub-millisecond clock
- * (the runtime's `performance.now`): with Date.now's whole milliseconds sub-millisecond waits
- * read 0 and the floor had to be 10 ms — and without affinity, a client answering at once kept
- * 10 ms of finished calls' generators on every instance (three instances at R = 10: 460 KB
- * surviving each scavenge against 8 KB with `liveCalls: 0`, scavenges 2 ms against 1.1 ms).
+ * The idle bound is never shorter than this, on the idle clock (see the constructor): one park
+ * counted, or one millisecond of an injected clock.
  */
-const MIN_IDLE_MS = 1;
+const MIN_IDLE = 1;
 
 /**
  * Calls whose generator is still suspended on this instance, by the exact state token that
@@ -60,7 +57,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   // keeps the full token to compare (two tokens sharing a tail would only cost a generator).
   private readonly calls = new SteadyMap<string, Held<T>>();
   /**
-   * How long the last resumed generators waited here before their round came (ms), the newest
+   * How long the last resumed generators waited here before their round came (on the idle clock: parks, or an injected clock's units), the newest
    * RESUME_SAMPLES of them (the bound is set from them after every RESUME_SAMPLES resumes). An
    * entry idle for IDLE_FACTOR times the longest of these is past
    * the time its call's rounds have been coming back: without affinity, its call most likely
@@ -90,6 +87,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   /** The one entry kept per call (its id → the entry): a call's newer round replaces its older one. */
   private readonly groups = new SteadyMap<string, Held<T>>();
   private used = 0;
+  /** Entries parked so far: the idle clock when none is given. */
+  private parks = 0;
   /**
    * The token the last `peek` looked up and the entry its key found (or none): the runtime
    * peeks at a presented token, then takes it, and `take` then needs no second slice and lookup
@@ -100,14 +99,25 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private peekedEntry: Held<T> | undefined;
 
   /**
-   * `now` is the clock of expiry (the tokens' own, epoch milliseconds); `idleNow` times how long
-   * entries wait (any monotonic milliseconds; the runtime passes `performance.now`).
+   * `now` is the clock of expiry (the tokens' own, epoch milliseconds). `idleNow`, if given,
+   * times how long entries wait (any monotonic clock: the tasks engine passes its own);
+   * without it, how long an entry waited is counted in entries parked here meanwhile.
+   *
+   * Why parks, not time, for the runtime: what a held generator costs is the scavenges it
+   * survives, which come with this instance's own allocation — its rounds, most of which park
+   * — not with time. On a wall clock (performance.now, with a 1 ms floor) a collector pause
+   * that fell inside one wait made the bound 4 × that pause: three instances at R = 10 (the
+   * bench's round-robin) had a bound of 1 ms at the median but 9.7 ms at the 90th percentile and
+   * up to 18.8, and then held up to 19 finished calls' generators each; 87 KB survived each
+   * scavenge, against 58 KB counted in parks (5 KB with `liveCalls: 0`). Paired fresh processes,
+   * 18 sets: 0.968 of the wall-clock bound's CPU per call (0.860–1.043). Counted in parks, a
+   * pause is no wait at all.
    */
   constructor(
     private readonly maxCalls: number,
     private readonly maxBytes: number,
     private readonly now: () => number = Date.now,
-    private readonly idleNow: () => number = now,
+    private readonly idleNow?: () => number,
   ) {}
 
   /**
@@ -125,7 +135,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       const older = this.groups.get(group);
       if (older !== undefined) this.removeHeld(older);
     }
-    const idleAt = this.idleNow();
+    this.parks++;
+    const idleAt = this.idleAt();
     const held: Held<T> = { key, token, call, expiresAt, bytes, group, heldSince: idleAt };
     this.calls.set(key, held);
     if (group !== undefined) this.groups.set(group, held);
@@ -187,17 +198,22 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     this.removeHeld(entry);
     if (expiresAt <= this.now()) return undefined;
     if (call.owner !== owner) return undefined;
-    this.resumedAfter(this.idleNow() - heldSince);
+    this.resumedAfter(this.idleAt() - heldSince);
     return call;
   }
 
-  /** A held generator was resumed after waiting `ms`: the idle bound follows the longest recent waits. */
-  private resumedAfter(ms: number): void {
+  /** Now on the idle clock: the given one, or the count of parks. */
+  private idleAt(): number {
+    return this.idleNow === undefined ? this.parks : this.idleNow();
+  }
+
+  /** A held generator was resumed after waiting `waited`: the idle bound follows the longest recent waits. */
+  private resumedAfter(waited: number): void {
     this.idleEvictions = 0;
-    this.waits[this.nextWait] = ms;
+    this.waits[this.nextWait] = waited;
     this.nextWait = (this.nextWait + 1) % RESUME_SAMPLES;
     // Set once per RESUME_SAMPLES resumes (a resume is a hot path: no scan of the samples each time).
-    if (this.nextWait === 0) this.idleLimit = Math.max(MIN_IDLE_MS, IDLE_FACTOR * Math.max(...this.waits));
+    if (this.nextWait === 0) this.idleLimit = Math.max(MIN_IDLE, IDLE_FACTOR * Math.max(...this.waits));
   }
 
   /**
@@ -219,7 +235,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     // it is replaying that journal, only without running the shared prefix again.
     if (call.owner === owner && extends_(call)) {
       this.removeHeld(entry);
-      this.resumedAfter(this.idleNow() - heldSince);
+      this.resumedAfter(this.idleAt() - heldSince);
       return call;
     }
     if (entry.expiresAt <= this.now() || (call.owner === owner && passed(call))) this.removeHeld(entry);
@@ -280,7 +296,7 @@ interface Held<T> {
   expiresAt: number;
   bytes: number;
   group: string | undefined;
-  /** When it was put, on the idle clock (`idleNow`). */
+  /** When it was put, on the idle clock (`idleAt`). */
   heldSince: number;
 }
 

@@ -87,8 +87,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const limits = resolveLimits(options.limits);
   const clock = options.clock ?? Date.now;
   // Expiry of held tokens is measured on the codec's clock, as the tokens' own expiry is; how
-  // long a generator waited, on a sub-millisecond monotonic one (see live-calls' MIN_IDLE_MS).
-  const live = new LiveCalls(integerOption("liveCalls", options.liveCalls, 1000, 0), integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0), () => codec.now(), () => performance.now());
+  // long a generator waited, in generators parked meanwhile (see LiveCalls' constructor).
+  const live = new LiveCalls(integerOption("liveCalls", options.liveCalls, 1000, 0), integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0), () => codec.now());
   const onError = options.onError ?? logError;
   const report = (error: unknown, info: ErrorInfo) => {
     try {

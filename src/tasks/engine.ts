@@ -61,7 +61,8 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
   const beatMs = Math.max(1, Math.min(500, Math.floor(leaseMs / 4)));
   const me = randomUuid();
   const defs = new Map<string, ToolDefinition>();
-  const parked = new LiveCalls<Parked & { owner: object }>(1000, 16 * 1024 * 1024, clock);
+  // Parked task generators wait for sleeps and signals: their idleness is timed on the engine's clock.
+  const parked = new LiveCalls<Parked & { owner: object }>(1000, 16 * 1024 * 1024, clock, clock);
   const running = new Map<string, { cancel: () => void; shutdown: () => void }>();
   const runs = new Set<Promise<void>>();
   let sweeper: ReturnType<typeof setInterval> | undefined;
