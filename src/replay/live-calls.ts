@@ -57,12 +57,13 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   // keeps the full token to compare (two tokens sharing a tail would only cost a generator).
   private readonly calls = new SteadyMap<string, Held<T>>();
   /**
-   * How long the last resumed generators waited here before their round came (on the idle clock: parks, or an injected clock's units), the newest
-   * RESUME_SAMPLES of them (the bound is set from them after every RESUME_SAMPLES resumes). An
-   * entry idle for IDLE_FACTOR times the longest of these is past
-   * the time its call's rounds have been coming back: without affinity, its call most likely
-   * went on, or ended, on another instance — it goes (at worst, its next round replays). With
-   * no resume seen yet there is no such bound: the count, bytes and expiry bound it.
+   * How long the last resumed generators waited here before their round came, on the idle
+   * clock (parks counted, or an injected clock's units): the newest RESUME_SAMPLES of them (the
+   * bound is set from them after every RESUME_SAMPLES resumes). An entry idle for IDLE_FACTOR
+   * times the longest of these is past the time its call's rounds have been coming back:
+   * without affinity, its call most likely went on, or ended, on another instance — it goes
+   * (at worst, its next round replays). With no resume seen yet there is no such bound: the
+   * count, bytes and expiry bound it.
    */
   private readonly waits: number[] = [];
   private nextWait = 0;
