@@ -66,6 +66,34 @@ export function parseHeader(data: unknown): StateHeader | undefined {
   return header;
 }
 
+/**
+ * The header as the JSON text `JSON.stringify(header)` makes (members r, c, o, v, p in the order
+ * the runtime builds them; a map's members in its own order), or `undefined` when a member is not
+ * of its type — then the caller stringifies the whole. Sealed every round: written here, it
+ * needs neither the walk that proves arbitrary data plain nor a nested stringify.
+ */
+export function headerJson(header: StateHeader): string | undefined {
+  const { r, c, o, v, p } = header;
+  if (!Number.isSafeInteger(r) || typeof c !== "string" || (v !== undefined && typeof v !== "string")) return undefined;
+  const outstanding = stringMapJson(o);
+  const partial = p === undefined ? "" : stringMapJson(p);
+  if (outstanding === undefined || partial === undefined) return undefined;
+  return `{"r":${r},"c":${quoteJson(c)},"o":${outstanding}${v === undefined ? "" : `,"v":${quoteJson(v)}`}${p === undefined ? "" : `,"p":${partial}`}}`;
+}
+
+/** A map of strings as JSON text, or `undefined` for anything else (another prototype, a member not a string). */
+function stringMapJson(map: Record<string, string>): string | undefined {
+  if (typeof map !== "object" || map === null || Object.getPrototypeOf(map) !== Object.prototype) return undefined;
+  let text = "";
+  for (const key in map) {
+    if (!Object.prototype.hasOwnProperty.call(map, key)) continue;
+    const value: unknown = map[key];
+    if (typeof value !== "string") return undefined;
+    text += `${text === "" ? "{" : ","}${quoteJson(key)}:${quoteJson(value)}`;
+  }
+  return text === "" ? "{}" : `${text}}`;
+}
+
 /** A payload from its parts (built property by property: object spread is slow on this hot path). */
 export function payloadFrom(header: StateHeader, j: JournalRecord[], text: string, format: 1 | 2): StatePayload {
   const payload: StatePayload = { r: header.r, c: header.c, o: header.o, j, text, format };

@@ -1,8 +1,8 @@
 import type { MintedState, OpenedState, StateBinding, StateCodec } from "../state/index.js";
 import { StateError } from "../state/index.js";
-import { mintsBase64urlTokens } from "../state/codec.js";
+import { jsonMinterOf, mintsBase64urlTokens } from "../state/codec.js";
 import { parsePayloadV1 } from "../journal/format1.js";
-import { parseHeader, parseLines, payloadFrom, type StateHeader, type StatePayload } from "../journal/journal.js";
+import { headerJson, parseHeader, parseLines, payloadFrom, type StateHeader, type StatePayload } from "../journal/journal.js";
 import type { SpillRef } from "../journal/spill-ref.js";
 import { DivergenceError, type ErrorInfo } from "../replay/errors.js";
 import type { LiveCalls } from "../replay/live-calls.js";
@@ -139,6 +139,9 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
 
   function mintSealed(binding: StateBinding, header: StateHeader, ref: SpillRef | undefined, body: string, info: ErrorInfo): MintedState {
     try {
+      // Our own codec takes the header as JSON text written by hand (`headerJson`): the same token.
+      const json = ref === undefined && mintJson !== undefined ? headerJson(header) : undefined;
+      if (json !== undefined) return mintJson!(binding, json, body);
       return codec.mint({ binding, data: ref === undefined ? header : { ...header, ...ref }, body });
     } catch (error) {
       report(error, info);
@@ -148,6 +151,8 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
       throw error;
     }
   }
+
+  const mintJson = jsonMinterOf(codec);
 
   /** Whether the tokens `mintState` makes are base64url and dots (the codec is ours): a round's record splices them in unscanned. */
   const verbatimTokens = mintsBase64urlTokens(codec);

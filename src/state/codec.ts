@@ -5,6 +5,7 @@ import { type Claims, isClaims, type OpenedState, type StateBinding } from "./cl
 import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
 import { StateConfigError, StateError } from "./errors.js";
 import { decodeData, encodeData } from "./payload.js";
+import { numberJson, quoteJson } from "./json-text.js";
 import { buildKeyRing, type DerivedKey, type StateKey } from "./keyring.js";
 
 /** `signed`: HMAC-SHA256, payload readable by the client. `sealed`: AES-256-GCM, payload hidden. */
@@ -113,6 +114,13 @@ const ownCodecs = new WeakSet<object>();
 /** Whether `codec` was made by `createStateCodec` (its tokens need no escaping in JSON). */
 export const mintsBase64urlTokens = (codec: object): boolean => ownCodecs.has(codec);
 
+/** A codec's own `mint` for data given as plain JSON text (see `mintJson` in `createStateCodec`). */
+export type JsonMinter = (binding: StateBinding, dataJson: string, body: string) => MintedState;
+const jsonMinters = new WeakMap<object, JsonMinter>();
+
+/** `codec`'s minter for data as JSON text, when `createStateCodec` made it; `undefined` for any other codec. */
+export const jsonMinterOf = (codec: object): JsonMinter | undefined => jsonMinters.get(codec);
+
 /** Create a requestState codec. See README "The requestState codec" for format and guarantees. */
 export function createStateCodec<T = unknown>(options: StateCodecOptions): StateCodec<T> {
   const backend: CryptoBackend = options.crypto === "portable" ? portableBackend : defaultBackend;
@@ -160,7 +168,26 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     if (encoded.sj !== undefined) claims.sj = encoded.sj;
     if (encoded.x !== undefined) claims.x = encoded.x;
     if (binding.principal !== undefined) claims.p = principalTag(signer, binding.principal);
-    const plaintext = `${JSON.stringify(claims)}\n${body ?? ""}`;
+    return sealPlaintext(`${JSON.stringify(claims)}\n${body ?? ""}`, claims.n, now, claims.exp);
+  }
+
+  /**
+   * `mint` for data given as its JSON text, which the caller vouches is plain JSON (an object
+   * `encodeData` would carry as it is: no superjson, nothing escaped). The claims are written
+   * as the text `JSON.stringify` makes of `mint`'s claims object, member for member, so the
+   * token reads back exactly as `mint`'s would. The runtime's header is such data every round:
+   * walking it to prove it plain, then stringifying it nested, was ≈ 1 µs of each round's mint.
+   */
+  function mintJson(binding: StateBinding, dataJson: string, body: string): MintedState {
+    const now = clock();
+    const exp = now + ttlSeconds * 1000;
+    const n = encodeBase64url(backend.randomBytes(12));
+    const a = binding.argumentsDigest ?? digestOf(binding.arguments ?? {});
+    const p = binding.principal === undefined ? "" : `,"p":${quoteJson(principalTag(signer, binding.principal))}`;
+    return sealPlaintext(`{"iat":${numberJson(now)},"exp":${numberJson(exp)},"m":${quoteJson(binding.method)},"t":${quoteJson(binding.target)},"a":${quoteJson(a)},"n":${quoteJson(n)},"d":${dataJson}${p}}\n${body}`, n, now, exp);
+  }
+
+  function sealPlaintext(plaintext: string, nonce: string, issuedAt: number, expiresAt: number): MintedState {
     let token: string;
     if (mode === "signed") {
       const signedPart = `${SIGNED}.${signer.id}.${encodeTextBase64url(plaintext)}`;
@@ -172,7 +199,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     if (token.length > maxTokenBytes) {
       throw new StateError("too_large", `requestState would be ${token.length} bytes, over the ${maxTokenBytes}-byte limit`);
     }
-    return { token, nonce: claims.n, issuedAt: claims.iat, expiresAt: claims.exp };
+    return { token, nonce, issuedAt, expiresAt };
   }
 
   /** Verify the token's integrity and return the plaintext bytes, the key that opened them, and the format. */
@@ -301,6 +328,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
 
   const codec: StateCodec<T> = { mode, ttlSeconds, maxTokenBytes, crypto: backend.name, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
   ownCodecs.add(codec);
+  jsonMinters.set(codec, mintJson);
   return codec;
 }
 
