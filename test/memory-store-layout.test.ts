@@ -149,6 +149,32 @@ describe("memory store layout (entries outside the heap)", () => {
     expect(store.bytes).toBeLessThanOrEqual(256 * 1024);
   });
 
+  it("shrinks from the entry's bytes exactly as dropKeptResponse does from its text, whatever the key (property)", async () => {
+    // The default shrink reads the key and the value's head as UTF-8 bytes (memory.ts
+    // keptResponseHead), never as text — for a key with a non-ASCII character it goes by text.
+    const key = fc.oneof(fc.stringMatching(/^redeem:[A-Za-z0-9_-]{0,20}$/), fc.constantFrom("redeem:é", "redeem:😀n", "redeem", "redeemx:n", "task:1", "", "r"), text(12));
+    const digest = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,128}$/), fc.stringMatching(/^[A-Za-z0-9_-]{128,130}$/), fc
+        .tuple(fc.stringMatching(/^[A-Za-z0-9_-]{0,6}$/), fc.constantFrom(".", '"', "é", " ", "+", "/", "=", "~", "\\", "\u007f"), fc.stringMatching(/^[A-Za-z0-9_-]{0,6}$/))
+        .map(([a, odd, b]) => a + odd + b), text(10));
+    const head = fc.oneof({ arbitrary: fc.constant('{"d":"'), weight: 4 }, fc.constantFrom('{"d":', '{"d": "', ""));
+    const tail = fc.oneof({ arbitrary: fc.constant('","s":"done","r":'), weight: 4 }, fc.constantFrom('","s":"done","r"', '","s":"done",', '","s":"pending","r":', '"'));
+    const value = fc.tuple(head, digest, tail, text(200)).map(([h, d, t, r]) => `${h}${d}${t}${r}`);
+    await fc.assert(
+      fc.asyncProperty(key, value, async (k, v) => {
+        const store = createMemoryStore({ maxBytes: k.length + v.length + 1, reservedBytes: 0 });
+        await store.set(k, v, 60_000);
+        await expect(store.set("other".repeat(k === "other" ? 2 : 1), "y".repeat(k.length + v.length + 1), 60_000)).rejects.toMatchObject({ reason: "store_full" });
+        const dropped = dropKeptResponse(k, v);
+        const shrank = dropped !== undefined && dropped.length < v.length;
+        expect(await store.get(k)).toBe(shrank ? dropped : v);
+        expect(store.shrunk).toBe(shrank ? 1 : 0);
+        expect(store.bytes).toBe(k.length + (shrank ? dropped.length : v.length));
+        await store.close();
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it("shrinks an answered round exactly as dropKeptResponse would from the whole value, reading only its head (property)", async () => {
     // The store gives the default shrink only a value's first bytes (memory.ts DROP_READS); any
     // value must shrink to what dropKeptResponse makes of all of it, or stay.

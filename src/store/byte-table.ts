@@ -139,6 +139,39 @@ export class ByteTable {
     this.close(record, slot, keyLength + valueLength);
   }
 
+  /**
+   * `slot`'s value replaced by its own first `keep` bytes and then `tail` — no text decoded or
+   * encoded (the memory store's default shrink: `dropKeptResponse` read from the bytes). The
+   * caller says what the new value's UTF-16 length is (`chars`, key included). Same write: the
+   * entry keeps its place in the queues, as `rewrite(..., true)`.
+   */
+  rewriteHead(slot: number, keep: number, tail: Uint8Array, chars: number): void {
+    const keyLength = this.keyBytes[slot]!;
+    const record = this.reserve(HEADER + keyLength + keep + tail.length);
+    this.liveBytes -= recordBytes(keyLength + this.valueBytes[slot]!);
+    // Read after reserve: a compaction may have moved the slot's record.
+    const from = this.at[slot]!;
+    const at = record + HEADER;
+    this.arena.copyWithin(at, from, from + keyLength + keep);
+    this.arena.set(tail, at + keyLength + keep);
+    this.at[slot] = at;
+    this.valueBytes[slot] = keep + tail.length;
+    this.chars[slot] = chars;
+    this.close(record, slot, keyLength + keep + tail.length);
+  }
+
+  /** The arena's bytes of `slot`'s key (a view: valid until the next write). */
+  keyView(slot: number): Uint8Array {
+    const at = this.at[slot]!;
+    return this.arena.subarray(at, at + this.keyBytes[slot]!);
+  }
+
+  /** The arena's first `bytes` bytes (or all) of `slot`'s value (a view: valid until the next write). */
+  valueView(slot: number, bytes: number): Uint8Array {
+    const at = this.at[slot]! + this.keyBytes[slot]!;
+    return this.arena.subarray(at, at + Math.min(bytes, this.valueBytes[slot]!));
+  }
+
   remove(slot: number): void {
     const bucket = this.hash[slot]! & (this.buckets.length - 1);
     if (this.buckets[bucket] === slot + 1) this.buckets[bucket] = this.next[slot]!;

@@ -52,6 +52,47 @@ export function dropKeptResponse(key: string, value: string): string | undefined
 const DONE_HEAD = '{"d":"';
 const DONE_TAIL = '","s":"done","r":';
 const DIGEST = /^[A-Za-z0-9_-]{1,128}$/;
+
+const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
+const REDEEM_BYTES = ascii("redeem:");
+const HEAD_BYTES = ascii(DONE_HEAD);
+const TAIL_BYTES = ascii(DONE_TAIL);
+/** What `dropKeptResponse` writes after the kept head (`{"d":"<digest>","s":"done",`). */
+const DROPPED_BYTES = ascii('"dropped":true}');
+/** The part of DONE_TAIL the shrunk value keeps (`","s":"done",`: all but `"r":`). */
+const TAIL_KEPT = DONE_TAIL.length - '"r":'.length;
+
+const startsWithBytes = (bytes: Uint8Array, prefix: Uint8Array, at = 0): boolean => {
+  if (at + prefix.length > bytes.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
+};
+/** A base64url character (DIGEST's class), as a UTF-8 byte. */
+const isDigestByte = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === 0x5f || b === 0x2d;
+
+/**
+ * `dropKeptResponse` read from an entry's UTF-8 bytes: how many bytes of the value its shrunk
+ * value keeps — the head through `"s":"done",`, after which it is `"dropped":true}` — or -1
+ * when `dropKeptResponse` would give `undefined`. The same verdict (a property test holds the
+ * two together): the key starts "redeem:", the value with DONE_HEAD, then 1–128 digest
+ * characters and DONE_TAIL (ASCII throughout, so bytes and characters line up, and a byte of a
+ * multi-byte character is never one of them). A full store shrinks every answered round once:
+ * decoding each one's key and head to text, and encoding the result, was that shrink's cost.
+ */
+export function keptResponseHead(key: Uint8Array, value: Uint8Array): number {
+  if (!startsWithBytes(key, REDEEM_BYTES) || !startsWithBytes(value, HEAD_BYTES)) return -1;
+  let end = HEAD_BYTES.length;
+  while (end < value.length && end - HEAD_BYTES.length <= 128 && isDigestByte(value[end]!)) end++;
+  const digestLength = end - HEAD_BYTES.length;
+  if (digestLength < 1 || digestLength > 128 || !startsWithBytes(value, TAIL_BYTES, end)) return -1;
+  return end + TAIL_KEPT;
+}
+
+/** Whether `bytes` are all ASCII (then their count is their UTF-16 length). */
+const isAscii = (bytes: Uint8Array): boolean => {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return false;
+  return true;
+};
 /**
  * How much of a value `dropKeptResponse` can read: its head, a digest of at most 128 characters
  * and its tail — all ASCII, so in a value's first this many bytes whenever it gives a record.
@@ -137,6 +178,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     const target = maxBytes - Math.floor(maxBytes / 8);
     for (let slot = unoffered.oldest(); slot >= 0 && bytes > target; slot = unoffered.oldest()) {
       table.offered[slot] = 1;
+      if (shrink === dropKeptResponse && shrinkKeptResponse(slot)) continue;
       const key = table.key(slot);
       const valueChars = table.chars[slot]! - key.length;
       // The default reads no further than its head (see DROP_READS): a response is not decoded to be dropped.
@@ -147,6 +189,25 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       table.rewrite(slot, smaller, key.length, true);
       shrunk++;
     }
+  };
+  /**
+   * The default shrink, on the entry's bytes (see `keptResponseHead`): `true` once it is decided —
+   * shrunk, or not a kept response — and `false` only for an ASCII-less key, left to the text path
+   * (its UTF-16 length is not its byte count).
+   */
+  const shrinkKeptResponse = (slot: number): boolean => {
+    const key = table.keyView(slot);
+    if (!isAscii(key)) return false;
+    const keep = keptResponseHead(key, table.valueView(slot, DROP_READS));
+    if (keep < 0) return true;
+    const valueChars = table.chars[slot]! - key.length;
+    const smaller = keep + DROPPED_BYTES.length;
+    if (smaller >= valueChars) return true;
+    bytes -= valueChars - smaller;
+    // In place: the entry keeps its position and its expiry.
+    table.rewriteHead(slot, keep, DROPPED_BYTES, key.length + smaller);
+    shrunk++;
+    return true;
   };
   /** What a write of `size` under a key held in `before` (a slot, or -1) adds to the bytes held. */
   const growth = (size: number, before: number) => size - (before >= 0 && table.writeId[before] !== 0 ? table.chars[before]! : 0);
