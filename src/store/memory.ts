@@ -192,8 +192,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   };
   /**
    * The default shrink, on the entry's bytes (see `keptResponseHead`): `true` once it is decided —
-   * shrunk, or not a kept response — and `false` only for an ASCII-less key, left to the text path
-   * (its UTF-16 length is not its byte count).
+   * shrunk, or not a kept response — and `false` only for a key with a character beyond ASCII,
+   * left to the text path (its UTF-16 length is not its byte count).
    */
   const shrinkKeptResponse = (slot: number): boolean => {
     const key = table.keyView(slot);
