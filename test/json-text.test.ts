@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, deepFreeze } from "../src/internal.js";
 import { canonicalEntries } from "../src/state/canonical.js";
-import { jsonText, quoteJson } from "../src/state/json-text.js";
+import { jsonText, numberJson, quoteJson } from "../src/state/json-text.js";
 import { inputRequestsJson } from "../src/journal/journal.js";
 
 // json-text.ts writes JSON for plain data in JavaScript instead of calling JSON.stringify; what
@@ -46,6 +46,23 @@ describe("JSON text without JSON.stringify", () => {
     }), { numRuns: 2000 });
     // Around the length where the scan hands over to JSON.stringify.
     for (const n of [0, 1, 63, 64, 65, 200]) for (const c of ["x", '"', "\ud800"]) expect(quoteJson(c.repeat(n))).toBe(JSON.stringify(c.repeat(n)));
+  });
+
+  it("writes any number exactly as JSON.stringify does — whole numbers split in two parts around their bounds included (property)", () => {
+    // Whole numbers from 2^31 to 2^31 millions are written as two small integers (times in
+    // milliseconds): a dropped leading zero of the low six digits, or a millions part rounded by
+    // the division, would give another number's text.
+    const split = fc.oneof(
+      fc.integer({ min: 2 ** 31 - 2, max: 2 ** 31 * 1e6 + 2 }),
+      fc.tuple(fc.integer({ min: 2147, max: 2 ** 31 - 1 }), fc.constantFrom(0, 1, 9, 10, 99_999, 100_000, 999_999)).map(([millions, low]) => millions * 1e6 + low),
+      fc.integer({ min: -1000, max: 1000 }).map((d) => 2 ** 31 * 1e6 + d),
+      fc.integer({ min: -1000, max: 1000 }).map((d) => Number.MAX_SAFE_INTEGER - d),
+      fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
+    );
+    fc.assert(fc.property(fc.oneof(split, fc.double(), fc.integer()), (n) => {
+      expect(numberJson(n)).toBe(JSON.stringify(n));
+    }), { numRuns: 5000 });
+    for (const n of [2 ** 31, 2 ** 31 - 1, 2 ** 31 + 0.5, 1e12, 1e12 + 1, 1_764_755_000_000, 1_764_755_000_007, 2 ** 31 * 1e6 - 1, 2 ** 31 * 1e6, -(2 ** 31) - 1, 2 ** 53, Infinity, -Infinity, Number.NaN, -0]) expect(numberJson(n)).toBe(JSON.stringify(n));
   });
 
   it("writes any value exactly as JSON.stringify does, or throws what it throws (property)", () => {

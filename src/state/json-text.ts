@@ -42,8 +42,28 @@ function quotedKey(key: string): string {
   return quoted;
 }
 
-/** `JSON.stringify(n)` for a number. */
-export const numberJson = (n: number): string => (Number.isFinite(n) ? String(n) : "null");
+/**
+ * `JSON.stringify(n)` for a number. A whole number past 2^31 — a time in milliseconds, as every
+ * token's `iat` and `exp` are — is a heap number, and V8 writes one it has not cached by its
+ * general double-to-text path: ≈ 165 ns for a fresh 13-digit time (Node 20, one process),
+ * against ≈ 55 ns as the text of two small integers, its millions and the six digits below.
+ * `%` and the division are exact here (`n - low` is a multiple of a million below 2^53), and
+ * the millions stay small integers below HIGH_SPLIT.
+ */
+export function numberJson(n: number): string {
+  if (n >= LOW_SPLIT && n < HIGH_SPLIT && Number.isInteger(n)) {
+    const low = n % 1e6;
+    const digits = String(low);
+    return `${String((n - low) / 1e6)}${ZEROS[6 - digits.length]!}${digits}`;
+  }
+  return Number.isFinite(n) ? String(n) : "null";
+}
+
+/** Whole numbers from here (≥ 2^31: heap numbers) to HIGH_SPLIT are written in two parts. */
+const LOW_SPLIT = 2 ** 31;
+/** 2^31 millions: the millions part is a small integer below this (a time until the year 70,000). */
+const HIGH_SPLIT = 2 ** 31 * 1e6;
+const ZEROS = ["", "0", "00", "000", "0000", "00000"];
 
 const deepFrozen = new WeakSet<object>();
 const frozenJson = new WeakMap<object, string>();

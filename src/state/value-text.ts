@@ -1,6 +1,7 @@
 import superjson from "superjson";
 import { escapeReservedKeys, unescapeReservedKeys } from "./reserved-keys.js";
 import { ownString } from "../util/own-string.js";
+import { jsonText } from "./json-text.js";
 
 /**
  * The text form of a value a journal records (a step's result, an answer, a time, an id).
@@ -194,7 +195,9 @@ export function decodeParts(parts: ValueParts): unknown {
  */
 export function encodeValue(value: unknown): string {
   if (value === undefined) return "";
-  if (plainExact(value, 0)) return JSON.stringify(value);
+  // jsonText writes JSON.stringify's text for plain data without a call into it (json-text.ts):
+  // every answer and step result recorded is written here.
+  if (plainExact(value, 0)) return jsonText(value)!;
   return encodeValueWalked(value);
 }
 
