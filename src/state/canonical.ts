@@ -1,6 +1,6 @@
 import { truncateBase64url } from "./base64url.js";
 import { defaultBackend } from "./crypto.js";
-import { isDeepFrozen, markDeepFrozen, numberJson, quoteJson } from "./json-text.js";
+import { isDeepFrozen, markDeepFrozen, numberJson, quotedKey, quoteJson } from "./json-text.js";
 
 /**
  * Canonical JSON: object keys sorted, no whitespace, `undefined` members dropped, so equal
@@ -16,8 +16,10 @@ export function canonicalJson(value: unknown): string {
     return JSON.stringify(value) ?? "null";
   }
   // Deep-frozen objects cannot change, so their text is computed once (e.g. elicitation
-  // schemas, which every replayed fingerprint includes).
-  if (!isDeepFrozen(value)) return canonicalObject(value);
+  // schemas, which every replayed fingerprint includes). Only a frozen object can be marked:
+  // its flag is read first, and the set looked up for those alone (every request's answers
+  // are walked here for their digest, and none of them is frozen).
+  if (!Object.isFrozen(value) || !isDeepFrozen(value)) return canonicalObject(value);
   let text = frozenText.get(value);
   if (text === undefined) frozenText.set(value, (text = canonicalObject(value)));
   return text;
@@ -55,7 +57,7 @@ function canonicalObject(value: object): string {
   for (const key of keys) {
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined || typeof v === "function") continue;
-    text += `${text.length === 1 ? "" : ","}${quoteJson(key)}:${canonicalJson(v)}`;
+    text += `${text.length === 1 ? "" : ","}${quotedKey(key)}:${canonicalJson(v)}`;
   }
   return `${text}}`;
 }
@@ -87,6 +89,10 @@ function sortFew(keys: string[]): void {
  * function value is left out, as in an object.
  */
 export function canonicalEntries(entries: ReadonlyMap<string, unknown>): string {
+  // Most rounds answer one ask: no array of keys to sort.
+  if (entries.size === 1) {
+    for (const [key, v] of entries) return v === undefined || typeof v === "function" ? "{}" : `{${quotedKey(key)}:${canonicalJson(v)}}`;
+  }
   const keys = [...entries.keys()];
   if (keys.length > SMALL_SORT) keys.sort();
   else if (keys.length > 1) sortFew(keys);
@@ -94,7 +100,7 @@ export function canonicalEntries(entries: ReadonlyMap<string, unknown>): string 
   for (const key of keys) {
     const v = entries.get(key);
     if (v === undefined || typeof v === "function") continue;
-    text += `${text.length === 1 ? "" : ","}${quoteJson(key)}:${canonicalJson(v)}`;
+    text += `${text.length === 1 ? "" : ","}${quotedKey(key)}:${canonicalJson(v)}`;
   }
   return `${text}}`;
 }

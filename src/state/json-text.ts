@@ -31,7 +31,7 @@ export function quoteJson(s: string): string {
 const quotedKeys = new Map<string, string>();
 const QUOTED_KEYS = 1024;
 
-function quotedKey(key: string): string {
+export function quotedKey(key: string): string {
   // Long names are scanned by JSON.stringify anyway, and are not worth holding.
   if (key.length > QUOTE_SCAN) return JSON.stringify(key);
   let quoted = quotedKeys.get(key);
