@@ -106,7 +106,7 @@ const atMost = (name: string, value: number, limit: number, figure?: string, mar
   const range = rangeOf(figure, marker);
   return { name, value: Number(value.toFixed(3)), target: `≤ ${limit}`, met: value <= limit, ...(range ? { range } : {}) };
 };
-const atLeast = (name: string, value: number, limit: number): Target => ({ name, value: Number(value.toFixed(3)), target: `≥ ${limit}`, met: value >= limit });
+const atLeast = (name: string, value: number, limit: number, range?: [number, number]): Target => ({ name, value: Number(value.toFixed(3)), target: `≥ ${limit}`, met: value >= limit, ...(range ? { range: [Number(range[0].toFixed(3)), Number(range[1].toFixed(3))] as [number, number] } : {}) });
 const targets: Target[] = [
   atMost("live path: a/b at R = 3", at(replay, "rounds", 3).liveVsHandWritten, 1.0, "liveB", "a-live(3,"),
   atMost("live path: a/b at R = 30", at(replay, "rounds", 30).liveVsHandWritten, 1.0, "liveB", "a-live(30,"),
@@ -133,7 +133,7 @@ const targets: Target[] = [
   atMost("codec, 100 records: sealed / AES-GCM floor", at(codec, "records", 100).sealedVsGcmFloor, 1.2, "sealedGcm", "hmac(100)"),
   atMost("token bytes per small answer (sealed)", token.find((t) => t.mode === "sealed")!.bytesPerAnswer, 45),
   atMost("heap per suspended call at its third ask (KiB)", heapKiB, 8),
-  atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0),
+  atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0, http.range),
 ];
 
 const machine = { pinnedCpu: PINNED_CPU ?? null, node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10), ...(commit ? { commit } : {}) };
@@ -160,7 +160,7 @@ for (const s of store) lines.push(`| ${storeLabel(s.store)} | ${f(s.cpuUsPerRoun
 if (redisFloor) lines.push("", `Redis: ${f(redisFloor.operationsPerRequest)} store operations per request; the store's own CPU per round (the Redis row less no store) ${f(redisFloor.storeCpuUsPerRound, 1)} µs = ${f(redisFloor.vsRawRoundTrip)}× a bare-socket GET round trip's ${f(redisFloor.rawRoundTripCpuUs, 1)} µs, same run.`);
 lines.push("", "Three instances without affinity (round-robin), server CPU per whole call (µs):", "", "| R | defaults | liveCalls 0 | (b) | a/b defaults | a/b liveCalls 0 | defaults / liveCalls 0 |", "|---|---|---|---|---|---|---|");
 for (const r of instances) lines.push(`| ${r.rounds} | ${f(r.us.live, 0)} | ${f(r.us.stateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.liveVsStateless)} |`);
-lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server: generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)}.`);
+lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server at a time (${http.runs} fresh servers, ${http.periods} alternating periods each, the ratio paired per pair of periods): generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)} (${f(http.range[0])}–${f(http.range[1])}).`);
 const markdown = lines.join("\n");
 console.log(markdown);
 
