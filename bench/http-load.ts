@@ -26,7 +26,7 @@ interface HttpRun {
 /**
  * Completed 3-round calls per second, generator vs hand-written, on `runs` fresh server
  * processes (5 by default, as every other row): one server measured once read 0.97 in a run
- * where the four before it read 1.18–1.22, and nothing in the run said how far one server's
+ * where the runs before it read 1.18–1.22, and nothing in the run said how far one server's
  * figure can stray. In each server the two alternate, period by period; the ratio is taken
  * per pair of adjacent periods (paired, as the CPU ratios are) and its median is the server's.
  */
