@@ -45,16 +45,21 @@ export function quotedKey(key: string): string {
 /**
  * `JSON.stringify(n)` for a number. A whole number past 2^31 — a time in milliseconds, as every
  * token's `iat` and `exp` are — is a heap number, and V8 writes one it has not cached by its
- * general double-to-text path: ≈ 165 ns for a fresh 13-digit time (Node 20, one process),
- * against ≈ 55 ns as the text of two small integers, its millions and the six digits below.
- * `%` and the division are exact here (`n - low` is a multiple of a million below 2^53), and
- * the millions stay small integers below HIGH_SPLIT.
+ * general double-to-text path: ≈ 165 ns for a fresh 13-digit time (Node 20, one process).
+ * Written here as its millions (a small integer, the same text for 16 minutes, so V8's
+ * number-to-string cache has it) and its six low digits as two three-digit strings from a
+ * table — no number turned into text at all for them. With `String(low)` for the low digits,
+ * a server whose clock moves between mints (each mint a fresh millisecond) missed that cache
+ * for each: in the memory store's bench process `numberJson` took 1.9 µs of a call's 82
+ * (eight numbers), against 0.5 µs where mints share a millisecond. `%` and the division are
+ * exact here (`n - low` is a multiple of a million below 2^53), and the millions stay small
+ * integers below HIGH_SPLIT.
  */
 export function numberJson(n: number): string {
   if (n >= LOW_SPLIT && n < HIGH_SPLIT && Number.isInteger(n)) {
     const low = n % 1e6;
-    const digits = String(low);
-    return `${String((n - low) / 1e6)}${ZEROS[6 - digits.length]!}${digits}`;
+    const thousands = (low / 1000) | 0;
+    return String((n - low) / 1e6) + THREE_DIGITS[thousands]! + THREE_DIGITS[low - thousands * 1000]!;
   }
   return Number.isFinite(n) ? String(n) : "null";
 }
@@ -63,7 +68,8 @@ export function numberJson(n: number): string {
 const LOW_SPLIT = 2 ** 31;
 /** 2^31 millions: the millions part is a small integer below this (a time until the year 70,000). */
 const HIGH_SPLIT = 2 ** 31 * 1e6;
-const ZEROS = ["", "0", "00", "000", "0000", "00000"];
+/** "000" to "999". */
+const THREE_DIGITS: readonly string[] = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0"));
 
 const deepFrozen = new WeakSet<object>();
 const frozenJson = new WeakMap<object, string>();
