@@ -281,6 +281,37 @@ describe("the wire round by round", () => {
     );
     expect(e.data?.requiredCapabilities).toEqual({ elicitation: { url: {} } });
   });
+
+  it("ctx's methods work destructured, resumed and replayed alike, and each is one function per call", async () => {
+    const seen: Array<{ sameCan: boolean; sameKey: boolean; key: string; can: boolean }> = [];
+    const destructured = tool({
+      name: "destructured",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        const { can, idempotencyKey } = ctx;
+        const before = can("sampling");
+        const a = yield* elicit("first?", Name);
+        // After the ask: a resumed generator reaches here in a later round, with the same ctx.
+        seen.push({ sameCan: ctx.can === can, sameKey: ctx.idempotencyKey === idempotencyKey, key: idempotencyKey("pay"), can: can("sampling") });
+        return `${before} ${a.action}`;
+      },
+    });
+    for (const liveCalls of [1000, 0]) {
+      seen.length = 0;
+      const rt = createRuntime({ state: { keys: [key] }, liveCalls });
+      const first = (await rt.callTool(destructured, { name: "destructured", arguments: {} }, { clientCapabilities: everything })) as { requestState: string; inputRequests: Record<string, unknown> };
+      const [k] = Object.keys(first.inputRequests);
+      // The second request declares no sampling: the `can` before the ask answers what the first round recorded.
+      const done = await rt.callTool(destructured, { name: "destructured", arguments: {}, requestState: first.requestState, inputResponses: { [k!]: { action: "accept", content: { name: "x" } } } }, { clientCapabilities: { elicitation: {} } });
+      expect(textOf(done as { content: Array<Record<string, unknown>> })).toBe("true accept");
+      expect(seen).toHaveLength(1);
+      // The `can` after the ask is a new position: answered by this round's request (no
+      // sampling) — the destructured function reaches the round running now, not the first.
+      expect(seen[0]).toMatchObject({ sameCan: true, sameKey: true, can: false });
+      expect(seen[0]!.key).toMatch(/^mcpy-[A-Za-z0-9_-]{32}$/);
+    }
+  });
 });
 
 describe("divergence", () => {

@@ -91,18 +91,33 @@ export class CallContext implements RunContext {
     this.callSignal.leave();
   }
 
-  // Arrow properties, so `const { can } = ctx` works as well as `ctx.can(...)`.
-  readonly can = (kind: Capability): boolean => {
-    if (!CAPABILITIES.includes(kind)) throw new TypeError(`ctx.can: unknown capability ${JSON.stringify(kind)} (one of ${CAPABILITIES.join(", ")})`);
-    if (this.round === undefined) throw new Error("ctx.can() was called outside a round of its call (after the round ended?)");
-    return this.round.can(kind);
-  };
+  // Bound functions, so `const { can } = ctx` works as well as `ctx.can(...)` — made on first
+  // use and kept (the same function each time): a round makes a context, and most rounds'
+  // code never touches these; four arrow properties were four closures per request.
+  private boundCan: ((kind: Capability) => boolean) | undefined;
+  private boundIdempotencyKey: ((name: string) => string) | undefined;
+  private boundSignalToken: ((name: string) => string) | undefined;
+  private boundSignalUrl: ((name: string) => string) | undefined;
 
-  readonly idempotencyKey = (name: string): string => `mcpy-${digestOf([this.callId, name]).slice(0, 32)}`;
+  get can(): (kind: Capability) => boolean {
+    return (this.boundCan ??= (kind: Capability): boolean => {
+      if (!CAPABILITIES.includes(kind)) throw new TypeError(`ctx.can: unknown capability ${JSON.stringify(kind)} (one of ${CAPABILITIES.join(", ")})`);
+      if (this.round === undefined) throw new Error("ctx.can() was called outside a round of its call (after the round ended?)");
+      return this.round.can(kind);
+    });
+  }
 
-  readonly signalToken = (name: string): string => this.inRound("ctx.signalToken").signalToken(checkSignalName(name, "ctx.signalToken"));
+  get idempotencyKey(): (name: string) => string {
+    return (this.boundIdempotencyKey ??= (name: string): string => `mcpy-${digestOf([this.callId, name]).slice(0, 32)}`);
+  }
 
-  readonly signalUrl = (name: string): string => this.inRound("ctx.signalUrl").signalUrl(checkSignalName(name, "ctx.signalUrl"));
+  get signalToken(): (name: string) => string {
+    return (this.boundSignalToken ??= (name: string): string => this.inRound("ctx.signalToken").signalToken(checkSignalName(name, "ctx.signalToken")));
+  }
+
+  get signalUrl(): (name: string) => string {
+    return (this.boundSignalUrl ??= (name: string): string => this.inRound("ctx.signalUrl").signalUrl(checkSignalName(name, "ctx.signalUrl")));
+  }
 
   private inRound(what: string): Round {
     if (this.round === undefined) throw new Error(`${what}() was called outside a round of its call (after the round ended?)`);
