@@ -118,6 +118,41 @@ describe.each(["signed", "sealed"] as const)("state codec (%s)", (mode) => {
     );
   });
 
+  it("a character outside base64url anywhere — payload or not, `+`, `/`, `=`, space, non-ASCII — is malformed for that reason, before anything is opened (property)", () => {
+    const token = codec.seal({ binding, data });
+    const foreign = "+/= ~!é\u0100\n\t%";
+    fc.assert(
+      fc.property(fc.nat(token.length - 1), fc.constantFrom(...foreign), fc.boolean(), (index, ch, insert) => {
+        const mutated = token.slice(0, index) + ch + token.slice(insert ? index : index + 1);
+        let error: unknown;
+        try {
+          codec.open(mutated, binding);
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(StateError);
+        expect((error as StateError).reason).toBe("malformed");
+        expect((error as StateError).message).toBe("requestState contains characters outside base64url");
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("a payload of base64url characters that is not canonical (a length of 4n + 1, trailing bits set) is never accepted", () => {
+    const token = codec.seal({ binding, data });
+    const [version, key, payload, tag] = token.split(".");
+    const withPayload = (p: string) => [version, key, p, ...(tag === undefined ? [] : [tag])].join(".");
+    // One character more: a length no encoder makes; the last character's unused bits set.
+    expect(reasonOf(() => codec.open(withPayload(`${payload}A`), binding))).not.toBe("accepted");
+    const rest = payload!.length % 4;
+    expect(rest).not.toBe(1);
+    if (rest !== 0) {
+      const last = payload!.at(-1)!;
+      const flipped = last === "B" ? "C" : "B"; // "B" and "C" have the low bits 000001 and 000010
+      expect(reasonOf(() => codec.open(withPayload(payload!.slice(0, -1) + flipped), binding))).not.toBe("accepted");
+    }
+  });
+
   it("refuses random insertions, deletions and splices (property)", () => {
     const token = codec.seal({ binding, data });
     fc.assert(
@@ -314,6 +349,24 @@ describe("base64url", () => {
     expect(decodeBase64url("A")).toBeUndefined();
     expect(decodeBase64url("AQ==")).toBeUndefined();
     expect(decodeBase64url("A+B/")).toBeUndefined();
+  });
+
+  it("decodes exactly the canonical texts: base64url characters, a length other than 4n + 1, unused bits zero (property, against the rule written out)", () => {
+    const VALUE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const canonical = (t: string) => {
+      if (![...t].every((c) => VALUE.includes(c)) || t.length % 4 === 1) return false;
+      const last = VALUE.indexOf(t.at(-1) ?? "A");
+      return t.length % 4 === 2 ? (last & 15) === 0 : t.length % 4 === 3 ? (last & 3) === 0 : true;
+    };
+    const chars = fc.constantFrom(..."AQgwBCDxyz019-_+/= .é\u0100");
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: chars, maxLength: 24 }), fc.uint8Array({ maxLength: 40 }).map((b) => encodeBase64url(b))), (text) => {
+        const decoded = decodeBase64url(text);
+        expect(decoded !== undefined).toBe(canonical(text));
+        if (decoded !== undefined) expect(encodeBase64url(decoded)).toBe(text);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
