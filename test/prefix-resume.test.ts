@@ -109,6 +109,32 @@ describe("live-prefix resume: three instances, rounds round-robin", () => {
     expect(runs.get("base")).toBe(1);
   });
 
+  it("a journal that differs from the held one only in an earlier answer's value (every ask the same) is replayed, never resumed", async () => {
+    // Messages that do not depend on the answers: the forks' asks, and so their fingerprints,
+    // are identical — only the recorded value of n0 tells the branches apart.
+    const plain = tool({ name: "plain", description: "", input: z.object({}), *run() {
+      let sum = 0;
+      for (let i = 0; i < 4; i++) {
+        const a = yield* elicit(`Number ${i}?`, N, { key: `n${i}` });
+        sum += a.action === "accept" ? a.content.n : 0;
+      }
+      return `sum ${sum}`;
+    } });
+    const { runtimes, traces } = instances(3);
+    const [a, b] = runtimes as [Runtime, Runtime, Runtime];
+    const answer = (state: string, key: string, n: number) => ({ name: "plain", arguments: {}, requestState: state, inputResponses: { [key]: { action: "accept", content: { n } } } });
+    const r1 = (await a.callTool(plain, { name: "plain", arguments: {} }, info)) as { requestState: string };
+    // Branch X: n0 = 1 on a, which then holds the call's generator at round 2, having seen n0 = 1.
+    await a.callTool(plain, answer(r1.requestState, "n0", 1), info);
+    // Branch Y: the same first token answered n0 = 50, on b.
+    const y2 = (await b.callTool(plain, answer(r1.requestState, "n0", 50), info)) as { requestState: string };
+    const y3 = (await b.callTool(plain, answer(y2.requestState, "n1", 2), info)) as { requestState: string };
+    const y4 = (await a.callTool(plain, answer(y3.requestState, "n2", 3), info)) as { requestState: string };
+    expect(traces[0]!.at(-1)!.path).toBe("replayed");
+    const done = (await b.callTool(plain, answer(y4.requestState, "n3", 4), info)) as unknown as { content: Array<{ text: string }> };
+    expect(done.content[0]!.text).toBe("sum 59");
+  });
+
   it("a held generator of another definition under the same name is never resumed", async () => {
     const first = counting();
     const second = counting(); // a new deployment's definition object
