@@ -54,6 +54,16 @@ export function storeFailure(error: StoreError): ProtocolError {
   return new ProtocolError(ErrorCode.InternalError, error.reason === "store_full" ? "The server's store is full; try again later" : "The server's store is unavailable; try again later", { reason: error.reason });
 }
 
+/** `storeSafe` for a store operation done synchronously (the memory store's: see `synchronousAddOf`). */
+export function storeSafeNow<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof StoreError) throw storeFailure(error);
+    throw error;
+  }
+}
+
 /** Store failures become a clear JSON-RPC error instead of escaping as an internal one. */
 export async function storeSafe<T>(work: () => Promise<T>): Promise<T> {
   try {

@@ -3,6 +3,7 @@ import { randomUuid } from "../state/index.js";
 import { jsonText, quoteJson } from "../state/json-text.js";
 import { inputRequestsJson } from "../journal/journal.js";
 import { type Store, type StoreClock, StoreError } from "../store/index.js";
+import { synchronousAddOf } from "../store/memory.js";
 import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../wire/index.js";
 
 /**
@@ -242,6 +243,18 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
         }
         return { kind: "claim" };
       }
+    },
+
+    /**
+     * `commit`'s first write, done at once when the store writes in this process (the memory
+     * store: `synchronousAddOf`): `true` when the response is kept. `false` when the store
+     * writes only through promises, or the state has a record already — then `commit` decides,
+     * as it always does (its add finds that record, and it reads it). A write refused
+     * (`store_full`) throws its StoreError here as `commit` would reject with it.
+     */
+    commitInProcess(nonce: string, digest: string, expiresAt: number, response: RoundResponse, minted?: string): boolean {
+      const add = synchronousAddOf(store);
+      return add !== undefined && add(`redeem:${nonce}`, doneRecord(digest, response, minted), Math.max(1, expiresAt - clock()));
     },
 
     /** Claim the round that presents the state `nonce` with answers of digest `digest`. */

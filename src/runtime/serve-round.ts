@@ -11,7 +11,7 @@ import type { LiveCall, LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome, type Suspended, type Traced } from "../replay/round.js";
 import type { StateBinding } from "../state/index.js";
 import { capabilityCheck, ErrorCode, type InputRequiredResult, ProtocolError } from "../wire/index.js";
-import { checkRounds, ownResponses, storeSafe } from "./admission.js";
+import { checkRounds, ownResponses, storeSafe, storeSafeNow } from "./admission.js";
 import type { CallState, Presented } from "./call-state.js";
 import type { RequestInfo, RuntimeLimits } from "./options.js";
 import type { Continuation, Redemption, RoundResponse, Ticket } from "./redeem.js";
@@ -233,6 +233,9 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
       return result;
     }
+    // An in-process store keeps the response at once (no promise per layer); any other, or a
+    // state with a record already, goes the way of `commit`.
+    if (storeSafeNow(() => redemption.commitInProcess(state.nonce, digest, state.expiresAt, { result }, progress.minted))) return result;
     const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { result }, progress.minted));
     if (kept.kind === "kept") return result;
     // This round's own response goes nowhere: the generator it parked for its state is dropped.
