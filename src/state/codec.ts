@@ -1,5 +1,5 @@
 import { integerOption } from "../util/options.js";
-import { decodeBase64url, decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
+import { decodeBase64url, decodeCanonicalNative, decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
 import { digestOf } from "./canonical.js";
 import { type Claims, isClaims, type OpenedState, type StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
@@ -99,6 +99,8 @@ const SEALED_V1 = "y1e";
 const IV_BYTES = 12;
 const GCM_TAG_BYTES = 16;
 const TOKEN_CHARS = /^[A-Za-z0-9_.-]*$/;
+/** A segment besides the payload (version, key id, MAC): short, so its characters are checked by TOKEN_CHARS' class. */
+const SEGMENT_CHARS = /^[A-Za-z0-9_-]*$/;
 const LOOKS_VERSIONED = /^y\d+[a-z]$/;
 const encoder = new TextEncoder();
 
@@ -203,8 +205,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   }
 
   /** Verify the token's integrity and return the plaintext bytes, the key that opened them, and the format. */
-  function verify(token: string): { plaintext: Uint8Array; key: DerivedKey; format: 1 | 2 } {
-    const segments = token.split(".");
+  function verify(token: string, segments: string[], payload: Uint8Array | undefined): { plaintext: Uint8Array; key: DerivedKey; format: 1 | 2 } {
     const version = segments[0]!;
     const signed = version === SIGNED || version === SIGNED_V1;
     if (!signed && version !== SEALED && version !== SEALED_V1) {
@@ -227,11 +228,11 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
       if (!constantTimeEqualText(macOf(key, signedPart), tag)) {
         throw new StateError("bad_signature", "requestState failed verification");
       }
-      const plaintext = decodeCheckedAlphabet(segments[2]!);
+      const plaintext = payload ?? decodeCheckedAlphabet(segments[2]!);
       if (!plaintext) throw new StateError("malformed", "requestState payload is not base64url");
       return { plaintext, key, format };
     }
-    const sealed = decodeCheckedAlphabet(segments[2]!);
+    const sealed = payload ?? decodeCheckedAlphabet(segments[2]!);
     if (!sealed || sealed.length < IV_BYTES + GCM_TAG_BYTES) throw new StateError("bad_signature", "requestState failed verification");
     const plaintext = backend.aesGcmOpen(key.aead, sealed.subarray(0, IV_BYTES), sealed.subarray(IV_BYTES), aadOf(version, key));
     if (!plaintext) throw new StateError("bad_signature", "requestState failed verification");
@@ -258,8 +259,15 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     if (typeof token !== "string") throw new StateError("malformed", "requestState must be a string");
     // Size first: nothing about an oversized token is decoded or hashed.
     if (token.length > maxTokenBytes) throw new StateError("too_large", `requestState is over the ${maxTokenBytes}-byte limit`);
-    if (!TOKEN_CHARS.test(token)) throw new StateError("malformed", "requestState contains characters outside base64url");
-    const { plaintext, key, format } = verify(token);
+    // Every character base64url or a dot, before anything is opened. The payload segment (all but
+    // a few dozen of the characters) is checked by decoding it, which opening needs anyway, and
+    // encoding it back; the rest by their class. Anything else (a payload that is not
+    // canonical, the wrong number of segments, no Buffer) is checked as a whole, as before.
+    const segments = token.split(".");
+    const payload = segments.length === 3 || segments.length === 4 ? decodeCanonicalNative(segments[2]!) : undefined;
+    const charsOk = payload !== undefined ? SEGMENT_CHARS.test(segments[0]!) && SEGMENT_CHARS.test(segments[1]!) && (segments.length === 3 || SEGMENT_CHARS.test(segments[3]!)) : TOKEN_CHARS.test(token);
+    if (!charsOk) throw new StateError("malformed", "requestState contains characters outside base64url");
+    const { plaintext, key, format } = verify(token, segments, payload);
     const { claims, body } = decodeClaims(plaintext, format);
     return { claims, body, key, format };
   }
