@@ -8,6 +8,7 @@ import type { StatePayload } from "../journal/journal.js";
 import type { Suspended } from "./round.js";
 import { ArrivalQueue } from "../util/arrival-queue.js";
 import { SteadyMap } from "../util/steady-map.js";
+import { ownString } from "../util/own-string.js";
 
 /** A call suspended on this instance: its generator and the per-call objects it closed over. */
 export interface LiveCall {
@@ -39,6 +40,34 @@ const IDLE_FACTOR = 4;
  * counted, or one millisecond of an injected clock.
  */
 const MIN_IDLE = 1;
+/**
+ * The idle bound before any wait was seen, counted in parks (without an idle clock). Without
+ * it, an instance that never sees a call twice — as many instances as a call has requests,
+ * round-robin — had no bound but the count: each held up to 1,000 generators that would never
+ * be resumed, and three-round calls on four or five instances cost 1.67–1.73× the same
+ * instances with `liveCalls: 0` (one process, 20,000 calls each). A bound too short for the
+ * calls' real waits is corrected by the first round that comes back for a generator it evicted
+ * (see `ghosts`). With an idle clock (the tasks engine's) its units are unknown: no such bound.
+ */
+const INITIAL_IDLE_PARKS = 8;
+/**
+ * How many generators that went as idle are remembered at a time, to notice a bound that is too
+ * short — of a sample of calls (see `sampled`). Remembering every one (up to 1,024) cost three
+ * instances without affinity at R = 10 more than it should: paired fresh processes against the
+ * earlier rule, 8 sets each, 1.017 remembering every one, 0.966 remembering none, 0.993 this
+ * sample (each finished call leaves two such generators there; the ghosts' strings and tables
+ * most likely churned the heap). A bound too short evicts many generators, so a sample still
+ * sees one come back soon.
+ */
+const GHOSTS = 128;
+
+/**
+ * Whether call `group`'s generators are among those remembered when they go as idle: one call
+ * in eight, by the last character of its id (a random UUID's last hex digit is 0 or 8). By the
+ * call, not by counting evictions: a count fell in step with a workload's own rhythm (two
+ * generators going per round, the slow call's always the odd one) and never sampled it.
+ */
+const sampled = (group: string): boolean => group.charCodeAt(group.length - 1) % 8 === 0;
 
 /**
  * Calls whose generator is still suspended on this instance, by the exact state token that
@@ -62,20 +91,23 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * bound is set from them after every RESUME_SAMPLES resumes). An entry idle for IDLE_FACTOR
    * times the longest of these is past the time its call's rounds have been coming back:
    * without affinity, its call most likely went on, or ended, on another instance — it goes
-   * (at worst, its next round replays). With no resume seen yet there is no such bound: the
-   * count, bytes and expiry bound it.
+   * (at worst, its next round replays). With no resume seen yet, the bound is
+   * INITIAL_IDLE_PARKS counted in parks, and none on an idle clock (there the count, bytes and
+   * expiry bound it).
    */
   private readonly waits: number[] = [];
   private nextWait = 0;
-  private idleLimit = Number.POSITIVE_INFINITY;
+  private idleLimit: number;
   /**
-   * Entries evicted as idle since the last resume. A bound set while rounds came back fast
-   * (a test client, a burst) would otherwise evict every generator of slower calls before its
-   * round came, so no resume would ever set it again: after RESUME_SAMPLES such evictions with
-   * no resume between, the bound doubles, until generators wait long enough to be resumed and
-   * their waits set it once more.
+   * Calls (their ids) whose generator was evicted as idle, with when it was parked (a sample:
+   * see GHOSTS and `remember`). A round that comes back for one of them came after a wait the bound
+   * did not allow — one set while rounds came back fast (a test client, a burst), or the initial
+   * one — and no resume would ever set it again if every such generator went first: that wait
+   * raises the bound at once (and counts as a resume's). A call that never comes back leaves
+   * the bound as it is (an earlier design doubled it after every 64 idle evictions without a
+   * resume, so an instance that never sees a call twice came to hold its full count again).
    */
-  private idleEvictions = 0;
+  private readonly ghosts = new Map<string, number>();
   /**
    * Eviction order, oldest first in each: "cold" entries — made by a round this instance had to
    * replay (no sign that the call's rounds come back here) — go before "warm" ones, made by a
@@ -119,7 +151,9 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     private readonly maxBytes: number,
     private readonly now: () => number = Date.now,
     private readonly idleNow?: () => number,
-  ) {}
+  ) {
+    this.idleLimit = idleNow === undefined ? INITIAL_IDLE_PARKS : Number.POSITIVE_INFINITY;
+  }
 
   /**
    * Hold `call` under `token`. With `group` (the call's id), an entry this call held for an
@@ -163,11 +197,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     for (let held = order.oldest(); held !== undefined; held = order.oldest()) {
       if (held.expiresAt <= now) this.removeHeld(held);
       else if (idleAt - held.heldSince > this.idleLimit) {
+        if (held.group !== undefined && sampled(held.group)) this.remember(held.group, held.heldSince);
         this.removeHeld(held);
-        if (++this.idleEvictions >= RESUME_SAMPLES) {
-          this.idleEvictions = 0;
-          this.idleLimit *= 2;
-        }
       } else break;
     }
   }
@@ -210,7 +241,6 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
 
   /** A held generator was resumed after waiting `waited`: the idle bound follows the longest recent waits. */
   private resumedAfter(waited: number): void {
-    this.idleEvictions = 0;
     this.waits[this.nextWait] = waited;
     this.nextWait = (this.nextWait + 1) % RESUME_SAMPLES;
     // Set once per RESUME_SAMPLES resumes (a resume is a hot path: no scan of the samples each time).
@@ -227,9 +257,11 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * pass (a retry of an older round) stays.
    */
   takeEarlier(group: string, owner: object, extends_: (call: T) => boolean, passed: (call: T) => boolean = () => false): T | undefined {
-    if (this.groups.size === 0) return undefined;
-    const entry = this.groups.get(group);
-    if (entry === undefined) return undefined;
+    const entry = this.groups.size === 0 ? undefined : this.groups.get(group);
+    if (entry === undefined) {
+      if (this.ghosts.size !== 0) this.cameBack(group);
+      return undefined;
+    }
     const { call, heldSince } = entry;
     // Its own state's expiry does not matter here (no clock read on this path): the journal
     // presented now, verified and unexpired, extends what the generator saw, so going on from
@@ -241,6 +273,28 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     }
     if (entry.expiresAt <= this.now() || (call.owner === owner && passed(call))) this.removeHeld(entry);
     return undefined;
+  }
+
+  /**
+   * Call `group`'s generator went as idle, parked at `heldSince`: remembered. Past GHOSTS all are
+   * forgotten at once (a missed sign only delays raising the bound to the next one): deleting the
+   * oldest through `keys().next()` walks the holes earlier deletes left at the front of V8's
+   * table, and cost 4.8 µs per call (three-round calls on four instances, which never come back).
+   */
+  private remember(group: string, heldSince: number): void {
+    if (this.ghosts.size >= GHOSTS) this.ghosts.clear();
+    // A copy: the call's id may be a view into the whole journal text it was read from.
+    this.ghosts.set(ownString(group), heldSince);
+  }
+
+  /** A round of call `group` came, and none of its generators is held: if one went as idle, the bound was too short for its wait. */
+  private cameBack(group: string): void {
+    const heldSince = this.ghosts.get(group);
+    if (heldSince === undefined) return;
+    this.ghosts.delete(group);
+    const waited = this.idleAt() - heldSince;
+    this.idleLimit = Math.max(this.idleLimit, IDLE_FACTOR * waited);
+    this.resumedAfter(waited);
   }
 
   private remove(key: string): void {
