@@ -7,8 +7,7 @@ import type { CallContext } from "./call-context.js";
 import type { StatePayload } from "../journal/journal.js";
 import type { Suspended } from "./round.js";
 import { ArrivalQueue } from "../util/arrival-queue.js";
-import { SteadyMap } from "../util/steady-map.js";
-import { ownString } from "../util/own-string.js";
+import { OpenHashTable, tailHash } from "../util/open-hash-table.js";
 
 /** A call suspended on this instance: its generator and the per-call objects it closed over. */
 export interface LiveCall {
@@ -47,7 +46,8 @@ const MIN_IDLE = 1;
  * be resumed, and three-round calls on four or five instances cost 1.67–1.73× the same
  * instances with `liveCalls: 0` (one process, 20,000 calls each). A bound too short for the
  * calls' real waits is corrected by the first round that comes back for a generator it evicted
- * (see `ghosts`). With an idle clock (the tasks engine's) its units are unknown: no such bound.
+ * of a sampled call, one in eight (see `ghosts`). With an idle clock (the tasks engine's) its
+ * units are unknown: no such bound.
  */
 const INITIAL_IDLE_PARKS = 8;
 /**
@@ -81,10 +81,8 @@ const sampled = (group: string): boolean => group.charCodeAt(group.length - 1) %
  * presented journal extends it byte for byte (Temporal's sticky execution without a sticky queue).
  */
 export class LiveCalls<T extends { owner: object } = LiveCall> {
-  // Keyed by the token's last KEY_CHARS characters (of its MAC or GCM tag: unpredictable, and
-  // unique per token in practice), so a lookup hashes those, not the whole token; the entry
-  // keeps the full token to compare (two tokens sharing a tail would only cost a generator).
-  private readonly calls = new SteadyMap<string, Held<T>>();
+  // By token, hashed by its last characters (of its MAC or GCM tag: see `tailHash`).
+  private readonly calls = new OpenHashTable<Held<T>>();
   /**
    * How long the last resumed generators waited here before their round came, on the idle
    * clock (parks counted, or an injected clock's units): the newest RESUME_SAMPLES of them (the
@@ -99,7 +97,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private nextWait = 0;
   private idleLimit: number;
   /**
-   * Calls (their ids) whose generator was evicted as idle, with when it was parked (a sample:
+   * Calls (their ids' `tailHash`) whose generator was evicted as idle, with when it was parked (a sample:
    * see GHOSTS and `remember`). A round that comes back for one of them came after a wait the bound
    * did not allow — one set while rounds came back fast (a test client, a burst), or the initial
    * one — and no resume would ever set it again if every such generator went first: that wait
@@ -107,7 +105,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * the bound as it is (an earlier design doubled it after every 64 idle evictions without a
    * resume, so an instance that never sees a call twice came to hold its full count again).
    */
-  private readonly ghosts = new Map<string, number>();
+  private readonly ghosts = new Map<number, number>();
   /**
    * Eviction order, oldest first in each: "cold" entries — made by a round this instance had to
    * replay (no sign that the call's rounds come back here) — go before "warm" ones, made by a
@@ -118,13 +116,13 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private readonly cold = new ArrivalQueue<Held<T>>(isHeld);
   private readonly warm = new ArrivalQueue<Held<T>>(isHeld);
   /** The one entry kept per call (its id → the entry): a call's newer round replaces its older one. */
-  private readonly groups = new SteadyMap<string, Held<T>>();
+  private readonly groups = new OpenHashTable<Held<T>>();
   private used = 0;
   /** Entries parked so far: the idle clock when none is given. */
   private parks = 0;
   /**
    * The token the last `peek` looked up and the entry its key found (or none): the runtime
-   * peeks at a presented token, then takes it, and `take` then needs no second slice and lookup
+   * peeks at a presented token, then takes it, and `take` then needs no second hash and lookup
    * (without affinity both miss on most requests, each a fresh key hashed). Cleared by `put`;
    * an entry removed since is recognised by its cleared `call`.
    */
@@ -163,18 +161,20 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   put(token: string, call: T, expiresAt: number, group?: string, warm = false): void {
     const bytes = liveCallBytes(token);
     if (this.maxCalls <= 0 || bytes > this.maxBytes) return;
-    const key = token.slice(-KEY_CHARS);
+    const key = tailHash(token);
     this.peekedToken = this.peekedEntry = undefined;
-    this.remove(key);
+    const same = this.calls.get(key, token);
+    if (same !== undefined) this.removeHeld(same);
+    const groupKey = group === undefined ? 0 : tailHash(group);
     if (group !== undefined) {
-      const older = this.groups.get(group);
+      const older = this.groups.get(groupKey, group);
       if (older !== undefined) this.removeHeld(older);
     }
     this.parks++;
     const idleAt = this.idleAt();
-    const held: Held<T> = { key, token, call, expiresAt, bytes, group, heldSince: idleAt };
-    this.calls.set(key, held);
-    if (group !== undefined) this.groups.set(group, held);
+    const held: Held<T> = { key, token, call, expiresAt, bytes, group, groupKey, heldSince: idleAt };
+    this.calls.set(key, token, held);
+    if (group !== undefined) this.groups.set(groupKey, group, held);
     (warm ? this.warm : this.cold).push(held, this.calls.size);
     this.used += bytes;
     this.evict(this.now(), idleAt);
@@ -197,23 +197,27 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     for (let held = order.oldest(); held !== undefined; held = order.oldest()) {
       if (held.expiresAt <= now) this.removeHeld(held);
       else if (idleAt - held.heldSince > this.idleLimit) {
-        if (held.group !== undefined && sampled(held.group)) this.remember(held.group, held.heldSince);
+        if (held.group !== undefined && sampled(held.group)) this.remember(held.groupKey, held.heldSince);
         this.removeHeld(held);
       } else break;
     }
   }
 
   private evictOverBounds(order: ArrivalQueue<Held<T>>): void {
-    for (let held = order.oldest(); held !== undefined && (this.calls.size > this.maxCalls || this.used > this.maxBytes); held = order.oldest()) this.removeHeld(held);
+    while (this.calls.size > this.maxCalls || this.used > this.maxBytes) {
+      const held = order.oldest();
+      if (held === undefined) return;
+      this.removeHeld(held);
+    }
   }
 
   /** The entry minted as exactly `token`, left in place (a check that fails must not consume it). */
   peek(token: string): T | undefined {
     if (this.calls.size === 0) return undefined;
-    const entry = this.calls.get(token.slice(-KEY_CHARS));
+    const entry = this.calls.get(tailHash(token), token);
     this.peekedToken = token;
     this.peekedEntry = entry;
-    return entry !== undefined && entry.token === token && entry.expiresAt > this.now() ? entry.call : undefined;
+    return entry !== undefined && entry.expiresAt > this.now() ? entry.call : undefined;
   }
 
   take(token: string, owner: object): T | undefined {
@@ -224,8 +228,8 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
       this.peekedToken = this.peekedEntry = undefined;
       // Removed since the peek (by an earlier-round take, or eviction): never removed twice.
       if (entry !== undefined && !isHeld(entry)) return undefined;
-    } else entry = this.calls.get(token.slice(-KEY_CHARS));
-    if (entry === undefined || entry.token !== token) return undefined;
+    } else entry = this.calls.get(tailHash(token), token);
+    if (entry === undefined) return undefined;
     const { call, expiresAt, heldSince } = entry;
     this.removeHeld(entry);
     if (expiresAt <= this.now()) return undefined;
@@ -257,9 +261,10 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * pass (a retry of an older round) stays.
    */
   takeEarlier(group: string, owner: object, extends_: (call: T) => boolean, passed: (call: T) => boolean = () => false): T | undefined {
-    const entry = this.groups.size === 0 ? undefined : this.groups.get(group);
+    const entry = this.groups.size === 0 ? undefined : this.groups.get(tailHash(group), group);
     if (entry === undefined) {
-      if (this.ghosts.size !== 0) this.cameBack(group);
+      // Only a sampled call can have gone as idle and been remembered: no lookup for the rest.
+      if (this.ghosts.size !== 0 && sampled(group)) this.cameBack(group);
       return undefined;
     }
     const { call, heldSince } = entry;
@@ -281,35 +286,31 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * oldest through `keys().next()` walks the holes earlier deletes left at the front of V8's
    * table, and cost 4.8 µs per call (three-round calls on four instances, which never come back).
    */
-  private remember(group: string, heldSince: number): void {
+  private remember(groupKey: number, heldSince: number): void {
     if (this.ghosts.size >= GHOSTS) this.ghosts.clear();
-    // A copy: the call's id may be a view into the whole journal text it was read from.
-    this.ghosts.set(ownString(group), heldSince);
+    this.ghosts.set(groupKey, heldSince);
   }
 
   /** A round of call `group` came, and none of its generators is held: if one went as idle, the bound was too short for its wait. */
   private cameBack(group: string): void {
-    const heldSince = this.ghosts.get(group);
+    // By the id's hash (no string kept): two ids sharing one would only raise the bound early.
+    const groupKey = tailHash(group);
+    const heldSince = this.ghosts.get(groupKey);
     if (heldSince === undefined) return;
-    this.ghosts.delete(group);
+    this.ghosts.delete(groupKey);
     const waited = this.idleAt() - heldSince;
     this.idleLimit = Math.max(this.idleLimit, IDLE_FACTOR * waited);
     this.resumedAfter(waited);
   }
 
-  private remove(key: string): void {
-    const entry = this.calls.get(key);
-    if (entry !== undefined) this.removeHeld(entry);
-  }
-
   /** `entry`, which is held (`calls` maps its key to it), out. */
   private removeHeld(entry: Held<T>): void {
-    this.calls.delete(entry.key);
-    if (entry.group !== undefined && this.groups.get(entry.group) === entry) this.groups.delete(entry.group);
+    this.calls.delete(entry.key, entry.token);
+    if (entry.group !== undefined && this.groups.get(entry.groupKey, entry.group) === entry) this.groups.delete(entry.groupKey, entry.group);
     this.used -= entry.bytes;
     // The eviction queues may still hold this entry until they pass it: let its generator go now.
     // (Only a held entry's call is ever read: every read goes through `calls`.)
-    // Nor its token (the key is a copy: see KEY_CHARS).
+    // Nor its token.
     (entry as { call: T | undefined }).call = undefined;
     entry.token = "";
   }
@@ -334,23 +335,19 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   }
 }
 
-/**
- * How many of a token's last characters key its entry. Twelve (72 bits of its tag): V8 copies a
- * slice shorter than 13 characters (a longer one is a view that keeps the whole token alive),
- * and hashing and comparing a fresh 12-character copy measured 53 ns per lookup against 113 ns
- * for a 32-character slice.
- */
-const KEY_CHARS = 12;
 
 /** One held generator: the queues of eviction order hold these, current while `calls` maps their key to them. */
 interface Held<T> {
-  key: string;
+  /** `tailHash(token)`. */
+  key: number;
   token: string;
   /** Set while the entry is held (`calls` maps its key to it); dropped when it is removed. */
   call: T;
   expiresAt: number;
   bytes: number;
   group: string | undefined;
+  /** `tailHash(group)` (0 without one). */
+  groupKey: number;
   /** When it was put, on the idle clock (`idleAt`). */
   heldSince: number;
 }
