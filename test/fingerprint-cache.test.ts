@@ -3,17 +3,40 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { toRequestedSchema } from "mcp-yield";
 import { canonicalJson, shortDigest } from "../src/internal.js";
-import { fingerprintOf } from "../src/journal/journal.js";
+import { defaultKey, fingerprintOf } from "../src/journal/journal.js";
 import type { AskEffect } from "../src/authoring/effects.js";
 
 // A replayed form ask is recognised through caches (the last fingerprint per schema object and
-// key, the schema last looked at) rather than hashed again. Whatever the order asks come in —
+// key — or, for a default key, per ordinal — and the schema last looked at) rather than hashed again. Whatever the order asks come in —
 // schemas, keys and messages interleaved, the recorded fingerprint right, wrong or absent — the
 // fingerprint must be the one the journal format defines: "e", then 16 bits of SHA-256 of the
 // key, 24 of the message, 24 of the rest of the request (mode and schema), base64url.
 
 const schemas = [z.object({ name: z.string() }), z.object({ n: z.number().int() }), z.object({ ok: z.boolean() })].map((s) => toRequestedSchema(s));
-const keys = ["elicit-0", "elicit-1", "confirm"];
+/**
+ * A key as the runtime passes it with its ordinal hint: a default key (defaultKey's own string)
+ * with its ordinal, past the kept default keys too; the same text given as an explicit key
+ * (a fresh string, no ordinal); another key; and hints that do not belong to the key (the
+ * runtime never passes one, but a hint must only ever find a fingerprint faster).
+ */
+const keyed = (choice: number): [key: string, ordinal: number] => {
+  switch (choice) {
+    case 0:
+      return [defaultKey("elicit", 0), 0];
+    case 1:
+      return [defaultKey("elicit", 1), 1];
+    case 2:
+      return [`elicit-${"1"}`, -1];
+    case 3:
+      return [defaultKey("elicit", 1500), 1500];
+    case 4:
+      return ["confirm", -1];
+    case 5:
+      return ["confirm", 1];
+    default:
+      return [defaultKey("elicit", 0), 1];
+  }
+};
 const messages = (i: number) => [`Number ${i + 1} of 30?`, `Name ${i}?`, "Sure?"];
 
 const defined = (schema: object, key: string, message: string) => `e${shortDigest(key, 2)}${shortDigest(message, 3)}${shortDigest(canonicalJson({ mode: "form", requestedSchema: schema }), 3)}`;
@@ -23,17 +46,17 @@ const formAsk = (schema: (typeof schemas)[number], message: string): AskEffect =
   ({ kind: "elicit", key: undefined, acceptUnasked: false, params: { mode: "form", message: `${message.slice(0, 1)}${message.slice(1)}`, requestedSchema: schema }, schema: z.object({}) }) as unknown as AskEffect;
 
 describe("form ask fingerprints through the caches", () => {
-  it("equal the defined fingerprint in any order of schemas, keys, messages and recorded hints (property)", () => {
-    const ask = fc.record({ s: fc.nat(2), k: fc.nat(2), m: fc.nat(2), i: fc.nat(3), hint: fc.constantFrom("none", "right", "wrong") });
+  it("equal the defined fingerprint in any order of schemas, keys (with or without an ordinal hint), messages and recorded hints (property)", () => {
+    const ask = fc.record({ s: fc.nat(2), k: fc.nat(6), m: fc.nat(2), i: fc.nat(3), hint: fc.constantFrom("none", "right", "other schema", "other message") });
     fc.assert(
       fc.property(fc.array(ask, { minLength: 1, maxLength: 40 }), (asks) => {
         for (const { s, k, m, i, hint } of asks) {
           const schema = schemas[s]!;
+          const [key, ordinal] = keyed(k);
           const message = messages(i)[m]!;
-          const expected = defined(schema, keys[k]!, message);
-          const other = defined(schemas[(s + 1) % 3]!, keys[k]!, message);
-          const recorded = hint === "none" ? undefined : hint === "right" ? expected : other;
-          expect(fingerprintOf(formAsk(schema, message), keys[k]!, recorded)).toBe(expected);
+          const expected = defined(schema, key, message);
+          const recorded = { none: undefined, right: expected, "other schema": defined(schemas[(s + 1) % 3]!, key, message), "other message": defined(schema, key, `${message}!`) }[hint];
+          expect(fingerprintOf(formAsk(schema, message), key, recorded, ordinal)).toBe(expected);
         }
       }),
     );

@@ -200,27 +200,40 @@ const TEXT_CACHE = 4096;
 const PER_KEY = 256;
 const PER_SCHEMA = 1024;
 
+/** A fingerprint made from a plain form ask: the key and message it was made from. */
+interface KnownForm {
+  readonly key: string;
+  readonly message: string;
+  readonly fp: string;
+}
+
 /**
- * The last fingerprint made for each (schema object, key), with the message it was made from:
- * a replayed ask is recognised by identity of schema, the key's own string and the recorded
- * fingerprint, and the message compared — no hashing, and no lookup keyed by a fresh string.
+ * The last fingerprints made from one schema object: by key, and by ordinal for default keys
+ * (`elicit-<n>`). A replayed ask is recognised by identity of schema, its key, the recorded
+ * fingerprint, and the message compared — no hashing. A default key is found by its ordinal in
+ * an array (the same key string every round, compared by identity): a Map lookup per replayed
+ * ask was ≈ 30 ns of them, 465 per stateless call at R = 30.
  */
-const lastForm = new WeakMap<object, Map<string, { message: string; fp: string }>>();
+interface SchemaForms {
+  readonly byKey: Map<string, KnownForm>;
+  readonly byOrdinal: Array<KnownForm | undefined>;
+}
+const lastForm = new WeakMap<object, SchemaForms>();
 /**
- * The schema `lastForm` was last read for, and its map: a replay asks from the same schema
+ * The schema `lastForm` was last read for, and its forms: a replay asks from the same schema
  * ask after ask, and comparing one reference costs less than a WeakMap lookup (which hashes
- * the object's identity) on every replayed ask. Holds one schema and its map strongly.
+ * the object's identity) on every replayed ask. Holds one schema and its forms strongly.
  */
 let lastSchema: object | undefined;
-let lastSchemaForms: Map<string, { message: string; fp: string }> | undefined;
+let lastSchemaForms: SchemaForms | undefined;
 
-/** `lastForm`'s map for `schema`, made if `create` and absent. */
-function formsOf(schema: object, create: boolean): Map<string, { message: string; fp: string }> | undefined {
+/** `lastForm`'s forms for `schema`, made if `create` and absent. */
+function formsOf(schema: object, create: boolean): SchemaForms | undefined {
   if (schema === lastSchema) return lastSchemaForms;
   let forms = lastForm.get(schema);
   if (forms === undefined) {
     if (!create) return undefined;
-    lastForm.set(schema, (forms = new Map()));
+    lastForm.set(schema, (forms = { byKey: new Map(), byOrdinal: [] }));
   }
   lastSchema = schema;
   lastSchemaForms = forms;
@@ -249,14 +262,16 @@ function isPlainForm(effect: AskEffect): effect is AskEffect & { kind: "elicit" 
  */
 const sameText = (fresh: unknown, known: string): boolean => typeof fresh === "string" && fresh.length === known.length && fresh.indexOf(known) === 0;
 
-function askFingerprint(effect: AskEffect, key: string, recorded: string | undefined): string {
+function askFingerprint(effect: AskEffect, key: string, recorded: string | undefined, ordinal: number): string {
   if (!isPlainForm(effect)) return hashedAsk(effect, key);
   const { message, requestedSchema } = effect.params;
   // The fingerprint last made from this very schema object, key and message — the message
   // compared, not hashed (it is usually a fresh template string); replaying, only if it is the
   // one recorded here (otherwise the full lookup below makes the fingerprint to compare).
-  const known = formsOf(requestedSchema, false)?.get(key);
-  if (known !== undefined && sameText(message, known.message) && (recorded === undefined || known.fp === recorded)) return known.fp;
+  const forms = formsOf(requestedSchema, false);
+  if (ordinal >= KEPT_DEFAULT_KEYS) ordinal = -1; // defaultKey makes a fresh string past these
+  const known = forms === undefined ? undefined : ordinal >= 0 ? forms.byOrdinal[ordinal] : forms.byKey.get(key);
+  if (known !== undefined && known.key === key && sameText(message, known.message) && (recorded === undefined || known.fp === recorded)) return known.fp;
   let forSchema = byFormSchema.get(requestedSchema);
   if (forSchema === undefined) byFormSchema.set(requestedSchema, (forSchema = new Map()));
   // The author's strings are kept as copies (ownString): a message sliced from a large text
@@ -273,8 +288,14 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
     forKey.set(ownString(message), fp);
   }
   const last = formsOf(requestedSchema, true)!;
-  if (last.size >= PER_SCHEMA && !last.has(key)) last.clear();
-  last.set(ownString(key), { message: ownString(message), fp });
+  if (last.byKey.size >= PER_SCHEMA && !last.byKey.has(key)) {
+    last.byKey.clear();
+    last.byOrdinal.length = 0;
+  }
+  // A default key is our own string (defaultKey's), kept as it is: found by identity next round.
+  const form: KnownForm = { key: ordinal >= 0 ? key : ownString(key), message: ownString(message), fp };
+  last.byKey.set(form.key, form);
+  if (ordinal >= 0) last.byOrdinal[ordinal] = form;
   return fp;
 }
 
@@ -347,10 +368,12 @@ export function describeAskChange(recorded: string, current: string, effect: Eff
  * What the code does at a position, short: `S<step name>`, `N` (now), `U` (uuid), `T`
  * (runAsTask), `P<id>` (patched), `Z` (sleep), `R<step name>` (an attempt of a retrying step),
  * `G` (progress), `W<name>` (waitForSignal), or a kind letter and a hash of the ask (its key and request), e.g. `eAbCdEfGh`.
+ * `recorded` (the journal's fingerprint at this position) and `ordinal` (the ask's ordinal when
+ * `key` is its default key, else -1) only find a cached fingerprint faster; neither changes it.
  */
-export function fingerprintOf(effect: Effect, key: string | undefined, recorded?: string): string {
+export function fingerprintOf(effect: Effect, key: string | undefined, recorded?: string, ordinal = -1): string {
   // The commonest effect first: an elicitation would pass every case below to reach `default`.
-  if (effect.kind === "elicit") return askFingerprint(effect, key!, recorded);
+  if (effect.kind === "elicit") return askFingerprint(effect, key!, recorded, ordinal);
   switch (effect.kind) {
     case "step":
       return /[\t\n\r]/.test(effect.name) ? `S#${hash8(effect.name)}` : `S${effect.name}`;
@@ -377,7 +400,7 @@ export function fingerprintOf(effect: Effect, key: string | undefined, recorded?
       return `a${hash8(`${key}\0${parts.join("\0")}`)}`;
     }
     default:
-      return askFingerprint(effect, key!, recorded);
+      return askFingerprint(effect, key!, recorded, -1);
   }
 }
 
@@ -416,8 +439,10 @@ export function subKey(allKey: string, ask: AskEffect, indexOrName: number | str
 export function defaultKey(kind: AskEffect["kind"] | "all", ordinal: number): string {
   // The same strings every round (a replay derives one per replayed ask): made once, then reused.
   const made = (DEFAULT_KEYS[kind] ??= []);
-  return made[ordinal] ?? (ordinal < 1024 ? (made[ordinal] = `${kind}-${ordinal}`) : `${kind}-${ordinal}`);
+  return made[ordinal] ?? (ordinal < KEPT_DEFAULT_KEYS ? (made[ordinal] = `${kind}-${ordinal}`) : `${kind}-${ordinal}`);
 }
+/** How many default keys of each kind are made once and reused (the same string object each round). */
+const KEPT_DEFAULT_KEYS = 1024;
 const DEFAULT_KEYS: Partial<Record<AskEffect["kind"] | "all", string[]>> = {};
 
 const KIND_NAME = (letter: string | undefined): string | undefined => askByLetter.get(letter ?? "")?.helper;

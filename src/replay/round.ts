@@ -194,7 +194,8 @@ export class Round {
         key = this.keyOf(effect);
         // The recorded fingerprint is a hint: an ask made from the same schema, key and message is recognised without hashing.
         this.passRemovedPatches(effect.kind === "patch" ? `P${effect.id}` : undefined);
-        fp = fingerprintOf(effect, key, this.v1 ? undefined : journal[this.index]?.[0]);
+        // A form elicitation under its default key passes its ordinal: its cached fingerprint is found by it.
+        fp = fingerprintOf(effect, key, this.v1 ? undefined : journal[this.index]?.[0], effect.kind === "elicit" && effect.key === undefined ? this.asks - 1 : -1);
         input.trace?.set(this.index, { effect, key });
       }
       if (effect.kind === "patch") {
