@@ -246,8 +246,17 @@ describe("edges", () => {
     expect(textOf(r4 as never)).toBe("accept decline cancel");
   });
 
-  it("interleaved calls asking under one key with other messages replay each their own; a changed message is still caught", async () => {
-    const runtime = createRuntime({ state: { keys }, liveCalls: 0, onError: () => {} });
+  // Replayed asks under default keys find their fingerprints by ordinal in a cache the whole
+  // process shares: every way of serving the rounds must still tell the calls apart and catch a change.
+  const servers: Array<[string, () => Array<Pick<Runtime, "callTool">>]> = [
+    ["replayed every round", () => [createRuntime({ state: { keys }, liveCalls: 0, onError: () => {} })]],
+    ["two instances alternating", () => [0, 1].map(() => createRuntime({ state: { keys }, onError: () => {} }))],
+    ["three instances round-robin, each resuming its earlier round", () => [0, 1, 2].map(() => createRuntime({ state: { keys }, onError: () => {} }))],
+  ];
+  it.each(servers)("interleaved calls asking under one key with other messages replay each their own; a changed message is still caught (%s)", async (_how, make) => {
+    const runtimes = make();
+    let next = 0;
+    const runtime = { callTool: ((...args) => runtimes[next++ % runtimes.length]!.callTool(...args)) as Runtime["callTool"] };
     const info = { clientCapabilities: { elicitation: {} } };
     let suffix = "";
     const t = tool({
@@ -269,10 +278,14 @@ describe("edges", () => {
     const bob2 = await call("Bob", bob1.requestState, "elicit-0");
     expect((await call("Ada", ada2.requestState, "elicit-1")).content![0]!.text).toBe("Ada accept accept");
     expect((await call("Bob", bob2.requestState, "elicit-1")).content![0]!.text).toBe("Bob accept accept");
-    // The first message changes under the same key between rounds: a divergence naming it.
+    // The first message changes under the same key between rounds (a deployment: the next round
+    // reaches a new instance, holding no generator, in a process whose cache saw the old message):
+    // a divergence naming it. An instance still holding the call's generator would resume it,
+    // which never runs the changed code — a resumed generator is not a replay.
     const cy1 = await call("Cy");
     const cy2 = await call("Cy", cy1.requestState, "elicit-0");
     suffix = " again";
+    runtimes.splice(0, runtimes.length, createRuntime({ state: { keys }, onError: () => {} }));
     await expect(call("Cy", cy2.requestState, "elicit-1")).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('its message text (it is now "Hello Cy again?") changed') });
   });
 

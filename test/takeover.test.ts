@@ -99,4 +99,40 @@ describe("takeover is exact", () => {
     expect(ran).toEqual(["prepare", "new", "new"]);
     expect(done.result!.content[0]!.text).toBe("new");
   });
+
+  it("asks under default keys with messages built each time replay on the new owner with the first owner's answers", async () => {
+    // The new owner replays them through the process-wide fingerprint cache (found by ordinal),
+    // which the first owner filled: each answer must reach the ask it was given for.
+    const { a, b, kill } = twoInstances();
+    const summed: number[] = [];
+    let hang = true;
+    const job = tool({ name: "adder", description: "", input: z.object({ n: z.number().int() }), task: "required", async *run({ n }) {
+      const got: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = yield* elicit(`Number ${i + 1} of ${n}?`, z.object({ v: z.number().int() }));
+        got.push(r.action === "accept" ? r.content.v : 0);
+      }
+      return yield* step("sum", async () => {
+        summed.push(got.reduce((x, y) => x + y, 0));
+        if (hang) await new Promise(() => {});
+        return `${got.join("+")}=${summed.at(-1)}`;
+      });
+    } });
+    b.define([job]);
+    const { taskId } = (await a.callTool(job, { name: "adder", arguments: { n: 3 } }, info)) as { taskId: string };
+    for (let i = 0; i < 3; i++) {
+      const parked = await until(async () => {
+        const t = await statusOf(a, taskId);
+        return t.status === "input_required" && t.inputRequests![`elicit-${i}`] !== undefined ? t : undefined;
+      });
+      expect((parked.inputRequests![`elicit-${i}`] as { params: { message: string } }).params.message).toBe(`Number ${i + 1} of 3?`);
+      await a.updateTask({ taskId, inputResponses: { [`elicit-${i}`]: accept({ v: (i + 1) * 10 }) } }, info);
+    }
+    await until(() => (summed.length > 0 ? true : undefined));
+    hang = false;
+    kill();
+    const done = await until(async () => ((await statusOf(b, taskId)).status === "completed" ? statusOf(b, taskId) : undefined));
+    expect(summed).toEqual([60, 60]);
+    expect(done.result!.content[0]!.text).toBe("10+20+30=60");
+  });
 });
