@@ -1,15 +1,16 @@
 import { defineConfig } from "vitest/config";
 
-// Slow system tests: real processes, real installs, the public conformance suite, heap
-// measurements. They run in a project of their own, one file at a time and after the fast
-// tests, so on a busy 2-core machine they do not compete with each other (or with the fast
-// tests) for the CPU their time limits assume. `npm test` runs both projects.
-const SYSTEM = ["test/package.test.ts", "test/durable-http.test.ts", "test/conformance.test.ts", "test/cluster.test.ts", "test/tasks-cluster.test.ts", "test/memory.test.ts", "test/hostile.test.ts", "test/api-docs.test.ts", "test/edge-runtimes.test.ts", "test/inspector.test.ts"];
-
-// The fault-injection suites (every store operation failed in turn, every way: minutes of CPU)
-// are a project of their own, so the fast tests can run alone — on Node 22 and 24 in CI
-// (`npm run test:node`) — while `npm test` still runs all three.
-const FAULTS = ["test/faults-*.test.ts"];
+// Three projects, one folder glob each (test/README.md says which test goes where):
+// - fast: test/<layer>/ (one folder per src/ layer), test/architecture/ and the few files at
+//   test/'s root — in-process, or against the Redis and PostgreSQL the machine runs;
+// - faults: test/faults/ — every store operation failed in turn, every way (minutes of CPU), a
+//   project of its own so the fast tests can run alone (on Node 22 and 24 in CI: `npm run test:node`);
+// - system: test/system/ — real processes, real installs, the public conformance suite, heap
+//   measurements. One file at a time and after the others, so on a busy 2-core machine they do
+//   not compete with each other (or with the fast tests) for the CPU their time limits assume.
+// `npm test` runs all three.
+const SYSTEM = ["test/system/**/*.test.ts"];
+const FAULTS = ["test/faults/**/*.test.ts"];
 
 // Tests import the package by name ("mcp-yield", "mcp-yield/server", ...) as users do; the
 // "source" export condition points those names at src/ so no build is needed first.

@@ -23,7 +23,7 @@ export interface LiveCall {
 }
 
 /**
- * A suspended call's cost besides its state, measured (test/memory.test.ts): plan_trip suspended
+ * A suspended call's cost besides its state, measured (test/system/memory.test.ts): plan_trip suspended
  * at its third ask through the SDK retains about 6 KiB with a 620-byte state (README "Live calls").
  */
 export const LIVE_CALL_OVERHEAD_BYTES = 5 * 1024;

@@ -10,7 +10,7 @@ export function bounded<T>(promise: Promise<T>, ms: number, service: string, wha
     // Rejected one event-loop turn after the timer fires, not at once: a process that was not
     // running for longer than `ms` (a long GC pause, a starved CPU) finds its timer due and the
     // reply already waiting in the socket, and libuv runs timers before it reads sockets, so an
-    // answered operation failed (test/bounded.test.ts). setImmediate runs after that turn's reads.
+    // answered operation failed (test/store/bounded.test.ts). setImmediate runs after that turn's reads.
     timer = setTimeout(() => setImmediate(() => reject(new StoreError("store_unavailable", `${service} did not answer ${what} within ${ms} ms`))), ms);
   });
   return Promise.race([

@@ -3,7 +3,7 @@
  * spilled journals and what each principal has stored. Deliberately small — strings under
  * keys, every write with a time to live, and the atomic operations the runtime's transitions
  * need (add if absent, compare-and-swap, increment) — so that an in-memory map, a Redis server
- * and a PostgreSQL database implement it the same way (test/store-contract.test.ts holds each to
+ * and a PostgreSQL database implement it the same way (test/store/store-contract.test.ts holds each to
  * it). Keys and values are well-formed text without NUL characters: what the runtime writes is
  * JSON and base64url.
  */

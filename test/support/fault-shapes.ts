@@ -192,7 +192,7 @@ export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape,
         params = { name: def.name, arguments: {}, requestState: result.requestState, inputResponses: Object.fromEntries(Object.keys(asks).map((k) => [k, shape.answers[k]])) };
         continue;
       }
-      if (result.resultType !== "task") return { outcome: { text: textOf(result) }, requests };
+      if (result.resultType !== "task") return { outcome: { text: outcomeText(result) }, requests };
       const taskId = result.taskId as string;
       onTask(taskId);
       let signalled = false;
@@ -213,7 +213,7 @@ export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape,
           if (sent === "sent" || sent === "signal_used" || (sent === "signal_expired" && mayHaveLanded)) signalled = true;
           else if (sent !== "signal_not_waiting") throw new Error(`the signal was refused: ${sent}`);
         }
-        if (task.status === "completed") return { outcome: { text: textOf(task.result as Record<string, unknown>) }, requests };
+        if (task.status === "completed") return { outcome: { text: outcomeText(task.result as Record<string, unknown>) }, requests };
         if (task.status === "failed" || task.status === "cancelled") return { outcome: { error: `task ${String(task.status)}: ${JSON.stringify(task.error ?? task.statusMessage)}` }, requests };
         if (task.status === "input_required") {
           const asks = task.inputRequests as Record<string, unknown>;
@@ -230,7 +230,7 @@ export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape,
   }
 }
 
-function textOf(result: Record<string, unknown>): string {
+function outcomeText(result: Record<string, unknown>): string {
   const content = result.content as Array<{ text?: string }> | undefined;
   return `${result.isError === true ? "isError: " : ""}${(content ?? []).map((c) => c.text).join(" ")}`;
 }

@@ -1,3 +1,4 @@
+import { testKey } from "./keys.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime, type Runtime, type Store } from "mcp-yield";
 import { drive, SHAPES, type Shape, type StepRuns } from "./fault-shapes.js";
@@ -11,7 +12,7 @@ import { type FaultKind, faultyStore } from "./faulty-store.js";
 // its lease is taken over, and the step whose result the stalled run had not yet recorded runs
 // again — once more, under the same key (what a crash at that moment does too).
 
-const keys = [{ id: "f", secret: new Uint8Array(32).fill(33) }];
+const keys = [testKey("f", 33)];
 const KINDS: FaultKind[] = ["error", "late", "pause"];
 const LEASE_MS = 300;
 const SWEEP_MS = 50;

@@ -1,0 +1,209 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { StoreError } from "mcp-yield";
+import { allStores, sharedStores } from "../support/stores.js";
+import { startTcpProxy } from "../support/tcp-proxy.js";
+
+// One contract, every store: what the runtime relies on holds for memory, for a real Redis and
+// for a real PostgreSQL. A store of your own can be checked by adding it here.
+
+const stores = allStores("contract");
+const shared = sharedStores("contract-faults");
+afterAll(async () => {
+  for (const s of stores) await s.drop();
+  for (const s of shared) await s.drop();
+});
+
+describe.each(stores)("$name store", ({ make, elapse, short }) => {
+  it("get, add (only if absent), set, delete", async () => {
+    const store = await make();
+    expect(await store.get("a")).toBeUndefined();
+    expect(await store.add("a", "1", 10_000)).toBe(true);
+    expect(await store.add("a", "2", 10_000)).toBe(false);
+    expect(await store.get("a")).toBe("1");
+    await store.set("a", "3", 10_000);
+    expect(await store.get("a")).toBe("3");
+    await store.delete("a");
+    expect(await store.get("a")).toBeUndefined();
+    await store.delete("a"); // deleting what is absent is no error
+    await store.close();
+  });
+
+  it("concurrent adds of one key: exactly one is written", async () => {
+    const store = await make();
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.add("race", `v${i}`, 10_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.get("race")).toBe(`v${results.indexOf(true)}`);
+    await store.close();
+  });
+
+  it("swap replaces only the exact expected value, and concurrent swaps from one value let exactly one win", async () => {
+    const store = await make();
+    await store.set("s", "v0", 10_000);
+    expect(await store.swap("s", "nope", "x", 10_000)).toBe(false);
+    expect(await store.swap("s", "v0 ", "x", 10_000)).toBe(false); // exact, not a prefix or a trim
+    expect(await store.swap("missing", "v0", "x", 10_000)).toBe(false);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.swap("s", "v0", `w${i}`, 10_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.get("s")).toBe(`w${results.indexOf(true)}`);
+    await store.close();
+  });
+
+  it("a chain of compare-and-swaps from several writers loses no update", async () => {
+    const store = await make();
+    await store.set("counter", "0", 10_000);
+    const bump = async () => {
+      for (;;) {
+        const current = (await store.get("counter"))!;
+        if (await store.swap("counter", current, String(Number(current) + 1), 10_000)) return;
+      }
+    };
+    await Promise.all(Array.from({ length: 5 }, async () => {
+      for (let i = 0; i < 10; i++) await bump();
+    }));
+    expect(await store.get("counter")).toBe("50");
+    await store.close();
+  });
+
+  it("values expire after their time to live; an expired key is absent to add, swap and incr", async () => {
+    const store = await make();
+    await store.set("t", "x", short);
+    expect(await store.add("u", "y", short)).toBe(true);
+    await store.set("w", "old", short);
+    await store.incr("c", 7, short);
+    await elapse(short + 100);
+    expect(await store.get("t")).toBeUndefined();
+    expect(await store.add("u", "z", 10_000)).toBe(true); // expired: absent again
+    expect(await store.get("u")).toBe("z");
+    expect(await store.swap("w", "old", "new", 10_000)).toBe(false);
+    expect(await store.incr("c", 1, 10_000)).toBe(1); // a fresh counter
+    await store.close();
+  });
+
+  it("a write gives the value its new time to live", async () => {
+    const store = await make();
+    await store.set("k", "a", short);
+    expect(await store.swap("k", "a", "b", 10_000)).toBe(true);
+    await elapse(short + 100);
+    expect(await store.get("k")).toBe("b");
+    await store.close();
+  });
+
+  it("incr adds atomically (concurrent additions all count), and a counter it creates expires after its time to live", async () => {
+    const store = await make();
+    expect(await store.incr("n", 5, short)).toBe(5);
+    const sums = await Promise.all(Array.from({ length: 20 }, () => store.incr("n", 1, 60_000)));
+    expect(new Set(sums).size).toBe(20);
+    expect(Math.max(...sums)).toBe(25);
+    expect(await store.incr("n", -25, 60_000)).toBe(0);
+    expect(await store.get("n")).toBe("0");
+    await elapse(short + 100); // later additions (with their longer ttl) kept the expiry the first one set
+    expect(await store.get("n")).toBeUndefined();
+    await expect(store.incr("n", 1.5, short)).rejects.toThrow(/safe integer/);
+    await store.close();
+  });
+
+  it("large values (2 MiB) and every kind of character round-trip exactly, and swap compares them whole", async () => {
+    const store = await make();
+    const big = `${"ä€😀\"'\\\n\t".repeat(1000)}${"x".repeat(2 * 1024 * 1024)}`;
+    await store.set("big", big, 10_000);
+    expect(await store.get("big")).toBe(big);
+    expect(await store.swap("big", `${big.slice(0, -1)}y`, "no", 10_000)).toBe(false);
+    expect(await store.swap("big", big, `${big}!`, 10_000)).toBe(true);
+    expect((await store.get("big"))?.length).toBe(big.length + 1);
+    const odd = "key with spaces/ä:😀'\"%_*";
+    await store.set(odd, "v", 10_000);
+    expect(await store.get(odd)).toBe("v");
+    expect(await store.get("key with spaces/ä:😀'\"%_?")).toBeUndefined(); // no pattern matching in keys
+    await store.close();
+  });
+
+  it("a due-time index returns members whose time has come, earliest first", async () => {
+    const store = await make();
+    await store.schedule("idx", "late", 300);
+    await store.schedule("idx", "early", 100);
+    await store.schedule("idx", "later", 900);
+    expect(await store.due("idx", 500, 10)).toEqual(["early", "late"]);
+    await store.schedule("idx", "early", 1000); // moved
+    await store.unschedule("idx", "late");
+    await store.unschedule("idx", "absent"); // no error
+    expect(await store.due("idx", 500, 10)).toEqual([]);
+    expect(await store.due("idx", 2000, 2)).toEqual(["later", "early"]);
+    expect(await store.due("idx", Number.MAX_SAFE_INTEGER, 1)).toEqual(["later"]);
+    expect(await store.due("other", 2000, 10)).toEqual([]);
+    await store.close();
+  });
+
+  it("members lists an index in time order (ties bytewise by member), page by page", async () => {
+    const store = await make();
+    const at = [5, 3, 3, 9, 1, 3];
+    const names = ["e", "c2", "c1", "z", "a", "C"];
+    for (let i = 0; i < at.length; i++) await store.schedule("list", names[i]!, 1_800_000_000_000 + at[i]!);
+    const all = await store.members("list", 0, 100);
+    expect(all.map((m) => m.member)).toEqual(["a", "C", "c1", "c2", "e", "z"]);
+    expect(all[0]!.at).toBe(1_800_000_000_001);
+    const pages = [...(await store.members("list", 0, 4)), ...(await store.members("list", 4, 4))];
+    expect(pages).toEqual(all);
+    expect(await store.members("list", 6, 4)).toEqual([]);
+    expect(await store.members("nothing", 0, 4)).toEqual([]);
+    await store.close();
+  });
+
+  it("time(), where a store has it, reads the server's clock in epoch milliseconds", async () => {
+    const store = await make();
+    if (store.time !== undefined) {
+      const before = Date.now();
+      const theirs = await store.time();
+      const after = Date.now();
+      // Same machine here: the server's clock reads within the round trip (and a little rounding).
+      expect(Number.isInteger(theirs)).toBe(true);
+      expect(theirs).toBeGreaterThanOrEqual(before - 5);
+      expect(theirs).toBeLessThanOrEqual(after + 5);
+    }
+    await store.close();
+  });
+});
+
+describe.each(shared)("$name store, its server unavailable", (kind) => {
+  it("a server that hangs fails each operation within the limit with store_unavailable, a server that went away too, and the store works again once it is back", async () => {
+    const proxy = await startTcpProxy(kind.port);
+    const store = await kind.make({ port: proxy.port, timeoutMs: 300 });
+    try {
+      await store.set("k", "v", 60_000);
+      proxy.stall();
+      for (const op of [() => store.get("k"), () => store.swap("k", "v", "w", 60_000), () => store.due("i", 1, 1)]) {
+        const started = performance.now();
+        const error = await op().catch((e: unknown) => e);
+        expect(error, String(error)).toBeInstanceOf(StoreError);
+        expect((error as StoreError).reason).toBe("store_unavailable");
+        // The limit, plus what a loaded machine adds to a timer.
+        expect(performance.now() - started).toBeLessThan(2000);
+      }
+      proxy.cut();
+      const started = performance.now();
+      await expect(store.get("k")).rejects.toMatchObject({ reason: "store_unavailable" });
+      expect(performance.now() - started).toBeLessThan(2000);
+      proxy.restore();
+      // The client reconnects by itself; the value written before is still there.
+      let value: string | undefined | "error" = "error";
+      for (let i = 0; i < 100 && value === "error"; i++) {
+        value = await store.get("k").catch(() => "error" as const);
+        if (value === "error") await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(value).toBe("v");
+    } finally {
+      await store.close().catch(() => {});
+      await proxy.close();
+    }
+  }, 30_000);
+
+  it("an unreachable server fails creating the store within the limit with store_unavailable", async () => {
+    const proxy = await startTcpProxy(kind.port);
+    proxy.cut();
+    const started = performance.now();
+    const error = await kind.make({ port: proxy.port, timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).reason).toBe("store_unavailable");
+    expect(performance.now() - started).toBeLessThan(2000);
+    await proxy.close();
+  });
+});

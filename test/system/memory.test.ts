@@ -1,0 +1,119 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createRuntime, type Runtime, sleep, tool } from "mcp-yield";
+import { createRedisStore } from "mcp-yield/redis";
+import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
+import { callWithInput, createFetchSender } from "mcp-yield/client";
+import { register } from "mcp-yield/server";
+import { planTrip } from "../../examples/tools/plan-trip.js";
+import { testKey } from "../support/keys.js";
+
+// Issue 9.3: a suspended call retains nothing of its requests, and costs a measured amount.
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+const keys = [testKey("m", 4)];
+
+async function settle(): Promise<number> {
+  for (let i = 0; i < 4; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+  }
+  return process.memoryUsage().heapUsed;
+}
+
+/** An SDK server per request, as `createMcpHandler` serves, with 100 SDK tools beside ours. */
+function serve(runtime: Runtime, servers: Array<WeakRef<McpServer>>) {
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: "memory", version: "1.0.0" });
+    for (let i = 0; i < 100; i++) {
+      server.registerTool(`sdk_tool_${i}`, { description: `SDK tool ${i}`, inputSchema: z.object({ a: z.string(), b: z.number().optional() }) }, async () => ({ content: [] }));
+    }
+    register(server, [planTrip], { runtime });
+    servers.push(new WeakRef(server));
+    return server;
+  });
+  return createFetchSender("http://in-process/mcp", { capabilities: { elicitation: {} }, fetch: (url, init) => handler.fetch(new Request(url, init)) });
+}
+
+/** Drive `calls` plan_trip calls to their third ask (a suspended generator each, on `liveCalls`). */
+async function toThirdAsk(send: ReturnType<typeof serve>, calls: number): Promise<void> {
+  const answers: Record<string, Record<string, string>> = { name: { name: "Ada" }, destination: { destination: "Kyoto" } };
+  for (let done = 0; done < calls; done += 20) {
+    await Promise.all(
+      Array.from({ length: Math.min(20, calls - done) }, () =>
+        callWithInput(send, "tools/call", { name: "plan_trip", arguments: {} }, { elicit: (_p, { key }) => {
+          // The third ask is never answered: stop there, leaving the call suspended.
+          if (!(key in answers)) throw new Error("stop");
+          return { action: "accept", content: answers[key] };
+        } }).catch((e: Error) => expect(e.message).toMatch(/stop/)),
+      ),
+    );
+  }
+}
+
+describe("suspended calls", () => {
+  it("retain no request, no SDK server, and a bounded, measured heap each (100 SDK tools registered)", async () => {
+    const servers: Array<WeakRef<McpServer>> = [];
+    const live = serve(createRuntime({ state: { keys }, onError: () => {} }), servers);
+    await toThirdAsk(live, 40); // warm up: modules, JIT, pools
+    const before = await settle();
+    const calls = 400;
+    await toThirdAsk(live, calls);
+    const after = await settle();
+    const perCall = (after - before) / calls;
+    // Every per-request McpServer (and with it the request's signal and transport) was collected.
+    expect(servers.length).toBeGreaterThanOrEqual(3 * (calls + 40));
+    expect(servers.filter((s) => s.deref() !== undefined)).toHaveLength(0);
+    console.log(`heap per suspended call at its third ask: ${(perCall / 1024).toFixed(1)} KiB`);
+    expect(perCall).toBeLessThan(16 * 1024);
+    expect(perCall).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe.skipIf(!redisAvailable)("sleeping tasks", () => {
+  it("cost the instance nothing while they sleep: no timer, no run, no heap per task (the store holds them)", async () => {
+    const prefix = testPrefix("memory-sleep");
+    const store = await createRedisStore({ url: REDIS_URL, prefix });
+    const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs: 1000, maxPerPrincipal: 10_000 } });
+    const nap = tool({ name: "nap", description: "", input: z.object({ n: z.number() }), task: "required", async *run({ n }) {
+      yield* sleep(30 * 60_000);
+      return `woke ${n}`;
+    } });
+    runtime.define([nap]); // the instance's one sweeper starts here
+    const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+    const startAll = async (from: number, count: number) => {
+      // The same arguments every time: the runtime's bounded caches (argument digests, short
+      // parsed texts) then stay as they are, and only what a task itself leaves behind shows.
+      for (let i = from; i < from + count; i += 25) await Promise.all(Array.from({ length: 25 }, () => runtime.callTool(nap, { name: "nap", arguments: { n: 1 } }, info)));
+      await runtime.idle();
+    };
+    try {
+      await startAll(0, 200); // warm up: modules, JIT, pools, the redis client's buffers
+      const timers = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+      // Three batches of sleepers: what stays per task shows as growth from batch to batch.
+      const tasks = 500;
+      const heaps = [await settle()];
+      for (let batch = 0; batch < 3; batch++) {
+        await startAll(200 + batch * tasks, tasks);
+        heaps.push(await settle());
+      }
+      const perTask = heaps.slice(1).map((h, i) => (h - heaps[i]!) / tasks);
+      const moreTimers = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length - timers;
+      console.log(`${3 * tasks} tasks asleep: ${moreTimers} more timers; heap per task by batch: ${perTask.map((b) => `${(b / 1024).toFixed(2)} KiB`).join(", ")}`);
+      // A timer per sleeping task would be 1,500 more; one or two come and go (a store
+      // operation's time limit, the store clock's measurement).
+      expect(moreTimers).toBeLessThanOrEqual(2);
+      // Nothing per sleeping task stays on the instance: a retained task (its record, a parked
+      // generator and its context) is kilobytes; the average over 1,500 stays under one.
+      expect((heaps[3]! - heaps[0]!) / (3 * tasks)).toBeLessThan(1024);
+    } finally {
+      await runtime.close();
+      await store.close();
+      await dropPrefix(prefix);
+    }
+  }, 120_000);
+});
