@@ -1,6 +1,6 @@
 // `npm run bench`: every comparison in one run, as paired CPU-time ratios, each against its
 // target. Writes results/bench-results.json and results/replay.svg; `npm run bench -- --readme`
-// also writes bench/results.json, bench/replay.svg and the README's block.
+// also writes bench/results.json, bench/replay.svg and bench/README.md's results block.
 import { execFile, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -60,7 +60,7 @@ const commit = measuredCommit();
  * `undefined` when git cannot tell (no git, or the commit is not in this clone's history).
  */
 function sameCodeAs(carried: string): boolean | undefined {
-  const paths = ["src", "bench", ":!bench/results.json", ":!bench/replay.svg", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"];
+  const paths = ["src", "bench", ":!bench/results.json", ":!bench/replay.svg", ":!bench/README.md", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"];
   const diff = spawnSync("git", ["diff", "--quiet", carried, "--", ...paths], { cwd: here("../../..") });
   return diff.status === 0 ? true : diff.status === 1 ? false : undefined;
 }
@@ -171,8 +171,8 @@ writeFileSync(here("../../../results/replay.svg"), svg);
 if (process.argv.includes("--readme")) {
   writeFileSync(here("../../../bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(here("../../../bench/replay.svg"), svg);
-  updateReadmeBlock("bench", markdown, here("../../../README.md"));
+  updateReadmeBlock("bench", markdown, here("../../../bench/README.md"));
 }
-log(`done in ${results.seconds}s: results/bench-results.json, results/replay.svg${process.argv.includes("--readme") ? "; bench/results.json, bench/replay.svg and README.md updated" : " (tracked files untouched: add --readme to update them)"}`);
+log(`done in ${results.seconds}s: results/bench-results.json, results/replay.svg${process.argv.includes("--readme") ? "; bench/results.json, bench/replay.svg and bench/README.md updated" : " (tracked files untouched: add --readme to update them)"}`);
 log(`targets met: ${targets.filter((t) => t.met).length}/${targets.length}`);
 for (const line of comparisonLines(comparison)) log(line);

@@ -1,6 +1,6 @@
 // `npm run bench:stores`: only the store rows of the bench (memory, Redis, PostgreSQL per round),
 // for choosing a store; `npm run bench` measures them with everything else. `--readme` writes the
-// table into README.md's "Choosing a store".
+// table into docs/operations.md's "Choosing a store".
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { updateReadmeBlock } from "./readme-block.js";
@@ -25,5 +25,5 @@ const lines = [
     : []),
 ];
 console.log(lines.join("\n"));
-// Compiled into bench/.build/bench/: the README is three folders up.
-if (process.argv.includes("--readme")) updateReadmeBlock("stores", lines.join("\n"), fileURLToPath(new URL("../../../README.md", import.meta.url)));
+// Compiled into bench/.build/bench/: the repository root is three folders up.
+if (process.argv.includes("--readme")) updateReadmeBlock("stores", lines.join("\n"), fileURLToPath(new URL("../../../docs/operations.md", import.meta.url)));

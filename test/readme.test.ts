@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -11,14 +11,25 @@ import { accept, simulate } from "mcp-yield/testing";
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+// The guides under docs/ quote snippets too: README.md and those together are what a user reads.
+const guides = readdirSync(new URL("../docs/", import.meta.url))
+  .filter((f) => f.endsWith(".md"))
+  .map((f) => readFileSync(new URL(`../docs/${f}`, import.meta.url), "utf8"));
 const snippets = readdirSync(new URL("../examples/readme/", import.meta.url)).filter((f) => f.endsWith(".ts"));
 let close = async () => {};
 afterAll(() => close());
 
 describe("README snippets", () => {
-  it.each(snippets)("README.md quotes examples/readme/%s verbatim", (file) => {
+  it.each(snippets)("README.md or a guide in docs/ quotes examples/readme/%s verbatim", (file) => {
     const code = readFileSync(new URL(`../examples/readme/${file}`, import.meta.url), "utf8").trim();
-    expect(readme).toContain("```ts\n" + code + "\n```");
+    expect([readme, ...guides].some((text) => text.includes("```ts\n" + code + "\n```")), `${file} is quoted nowhere`).toBe(true);
+  });
+
+  it("README.md stays a user guide: at most 600 lines, and every relative link points at a file that exists", () => {
+    expect(readme.split("\n").length).toBeLessThanOrEqual(600);
+    for (const [, target] of readme.matchAll(/\]\(([^)#:]+)(?:#[^)]*)?\)/g)) {
+      expect(existsSync(new URL(`../${target}`, import.meta.url)), `README.md links to ${target}`).toBe(true);
+    }
   });
 
   it("the install lines name every package the snippets import", () => {
