@@ -3,8 +3,9 @@ import { describeJournal, type InspectedRecord } from "../journal/inspect.js";
 import { digestOf } from "../state/index.js";
 import { createPrincipalBytes, createStoreClock, monotonicNow, type Store } from "../store/index.js";
 import type { TaskStatus } from "../wire/index.js";
-import { cancelTransition, type TaskRecord } from "./record.js";
-import { createTaskRecords, TASKS } from "./record-store.js";
+import type { TaskRecord } from "./record/record.js";
+import { cancel as cancelTask } from "./record/transitions.js";
+import { createTaskRecords, TASKS } from "./record/record-store.js";
 
 // Operating tasks from outside the servers (`npx mcp-yield tasks …`, or code of your own): list
 // them, look at one with its journal, cancel one. The protocol has no `tasks/list` (a client sees
@@ -76,10 +77,13 @@ function stateOf(r: TaskRecord, now: number): string {
   if (r.awaits !== undefined) {
     const { name, deadline } = r.awaits;
     if (deadline === undefined) return `waiting for signal "${name}"`;
-    return deadline > now ? `waiting for signal "${name}" until ${new Date(deadline).toISOString()}` : `waiting for signal "${name}": timed out at ${new Date(deadline).toISOString()}, due to go on at the next sweep`;
+    return deadline > now
+      ? `waiting for signal "${name}" until ${new Date(deadline).toISOString()}`
+      : `waiting for signal "${name}": timed out at ${new Date(deadline).toISOString()}, due to go on at the next sweep`;
   }
   if (r.wake !== undefined) return r.wake > now ? `asleep until ${new Date(r.wake).toISOString()}` : `woke at ${new Date(r.wake).toISOString()}, due to go on at the next sweep`;
-  if (r.lease !== undefined) return r.lease.until > now ? `running on instance ${r.lease.owner}` : `owner ${r.lease.owner} gone (lease ran out ${Math.round((now - r.lease.until) / 1000)} s ago; the next sweep takes it over)`;
+  if (r.lease !== undefined)
+    return r.lease.until > now ? `running on instance ${r.lease.owner}` : `owner ${r.lease.owner} gone (lease ran out ${Math.round((now - r.lease.until) / 1000)} s ago; the next sweep takes it over)`;
   return "working";
 }
 
@@ -151,7 +155,11 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
       if (entry === undefined) return undefined;
       const r = entry.record;
       const end: JournalFixture["end"] =
-        r.status === "input_required" ? { at: "ask", outstanding: r.outstanding, ...(Object.keys(r.partial).length > 0 ? { partial: r.partial } : {}) } : r.status === "completed" ? { at: "complete" } : { at: "running" };
+        r.status === "input_required"
+          ? { at: "ask", outstanding: r.outstanding, ...(Object.keys(r.partial).length > 0 ? { partial: r.partial } : {}) }
+          : r.status === "completed"
+            ? { at: "complete" }
+            : { at: "running" };
       return {
         format: "mcp-yield/journal-fixture",
         v: 1,
@@ -168,7 +176,7 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
     },
 
     async cancel(taskId) {
-      const { record } = await records.update(taskId, (r) => cancelTransition(r, time.now()));
+      const { record } = await records.update(taskId, (r) => cancelTask(r, time.now()));
       if (record === undefined) return undefined;
       return record.status;
     },

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { JournalRecord } from "../journal/journal.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
-import type { TaskRecord } from "./record.js";
+import type { TaskRecord } from "./record/record.js";
+import { type NewRun, signal, waitKey } from "./record/transitions.js";
 
 // Signals into tasks: the token that opens one wait (`ctx.signalToken`), and how a task record
 // keeps a wait, the value that came for it, and which waits are over.
@@ -46,49 +46,11 @@ export function readSignalToken(signer: TextSigner, token: unknown): SignalClaim
   return read.data;
 }
 
-/** The key of one wait in `closed`. */
-export const waitKey = (name: string, ordinal: number): string => `${name}#${ordinal}`;
-
-/**
- * `r` with `journal`, and — when the journal now records the wait the task was on (one more
- * `W<name>` record than its ordinal) — that wait closed: its value and deadline dropped, its
- * key kept so its token is refused from now on.
- */
-export function withJournal(r: TaskRecord, journal: JournalRecord[]): TaskRecord {
-  if (r.awaits === undefined) return { ...r, journal };
-  const fp = `W${r.awaits.name}`;
-  let recorded = 0;
-  for (const [f] of journal) if (f === fp) recorded++;
-  if (recorded <= r.awaits.i) return { ...r, journal };
-  const { awaits, arrived: _arrived, ...rest } = r;
-  return { ...rest, journal, closed: [...(r.closed ?? []), waitKey(awaits.name, awaits.i)] };
-}
-
 /** What has come for the `ordinal`-th wait on `name`, as the record `r` (read when the run began) knows it. */
 export function signalFor(r: TaskRecord, name: string, ordinal: number, now: number): { value: unknown } | { timeout: true } | undefined {
   if (r.arrived !== undefined && r.arrived.name === name && r.arrived.i === ordinal) return { value: r.arrived.value };
   if (r.awaits !== undefined && r.awaits.name === name && r.awaits.i === ordinal && r.awaits.deadline !== undefined && r.awaits.deadline <= now) return { timeout: true };
   return undefined;
-}
-
-/**
- * The task after its run ends on a wait: held by nobody (lease, park, wake and any refused value
- * dropped), waiting on `outcome`'s wait, due at its deadline if it has one. A wait that was
- * already on (a value its schema refused) keeps its deadline.
- */
-export function parkedOnSignal(r: TaskRecord, outcome: { journal: JournalRecord[]; name: string; ordinal: number; timeoutMs: number | undefined }, now: number): TaskRecord {
-  const { lease: _lease, park: _park, arrived: _arrived, wake: _wake, ...rest } = withJournal(r, outcome.journal);
-  const same = r.awaits?.name === outcome.name && r.awaits.i === outcome.ordinal;
-  const deadline = same ? r.awaits!.deadline : outcome.timeoutMs === undefined ? undefined : now + outcome.timeoutMs;
-  return {
-    ...rest,
-    outstanding: {},
-    partial: {},
-    answers: {},
-    waiting: [],
-    awaits: { name: outcome.name, i: outcome.ordinal, ...(deadline !== undefined ? { deadline } : {}) },
-    ...(deadline !== undefined ? { wake: deadline } : {}),
-  };
 }
 
 type Verdict = { ok: true } | { ok: false; message: string };
@@ -99,7 +61,7 @@ export interface SignalDeliveryParts {
   time: { sync(): Promise<void>; now(): number };
   update: (id: string, change: (r: TaskRecord) => TaskRecord | false, charged?: boolean) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
   /** A fresh lease for a new run on this instance, and the record's run count advanced. */
-  newRun: (r: TaskRecord) => Pick<TaskRecord, "lease" | "runs">;
+  newRun: NewRun;
   /** Run the task (now holding that lease) on this instance. */
   run: (r: TaskRecord) => Promise<void>;
 }
@@ -124,16 +86,19 @@ export function createSignalDelivery({ signer, time, update, newRun, run }: Sign
       await time.sync();
       if (claims.e <= time.now()) throw refuse("signal_expired", "This signal token has expired (with its task)");
       let why: SignalRefusal | undefined;
-      const taken = await update(claims.t, (r) => {
-        const ended = r.status === "completed" || r.status === "failed" || r.status === "cancelled" || r.cancel === true;
-        // Already here (`arrived`: an earlier delivery of this token landed — its sender may have
-        // been told the store failed, its write's answer lost) is used, not "send it again".
-        const delivered = (r.closed ?? []).includes(waitKey(claims.w, claims.i)) || (r.arrived?.name === claims.w && r.arrived.i === claims.i);
-        why = ended ? "signal_expired" : delivered ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
-        if (why !== undefined) return false;
-        const { wake: _wake, ...rest } = r;
-        return { ...rest, arrived: { name: claims.w, i: claims.i, value }, ...newRun(rest) };
-      }, true);
+      const taken = await update(
+        claims.t,
+        (r) => {
+          const ended = r.status === "completed" || r.status === "failed" || r.status === "cancelled" || r.cancel === true;
+          // Already here (`arrived`: an earlier delivery of this token landed — its sender may have
+          // been told the store failed, its write's answer lost) is used, not "send it again".
+          const delivered = (r.closed ?? []).includes(waitKey(claims.w, claims.i)) || (r.arrived?.name === claims.w && r.arrived.i === claims.i);
+          why = ended ? "signal_expired" : delivered ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
+          if (why !== undefined) return false;
+          return signal(r, claims.w, claims.i, value, newRun);
+        },
+        true,
+      );
       if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");
       if (!taken.written) {
         if (why === "signal_used") throw refuse(why, "This signal token was already used (or its wait timed out)");

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { encodeBase64url, encodeValue, randomBytes, UnsupportedValueError } from "../state/index.js";
-import { type CallToolResult, type CreateTaskResult, type GetTaskResult, type InputRequest, TERMINAL_STATUSES, type TaskStatus } from "../wire/index.js";
+import { encodeBase64url, encodeValue, randomBytes, UnsupportedValueError } from "../../state/index.js";
+import { type CallToolResult, type CreateTaskResult, type GetTaskResult, type InputRequest, TERMINAL_STATUSES, type TaskStatus } from "../../wire/index.js";
 
 /**
  * A task as the store keeps it: everything any instance needs to answer `tasks/*` and to run
@@ -110,18 +110,6 @@ export function detailedTaskOf(r: TaskRecord): GetTaskResult {
 }
 
 /**
- * The record cancelled (`false`: nothing to change — it ended, or a cancel is under way). A task
- * running under a live lease is marked, and its run stops at its next heartbeat (it then writes
- * `cancelled`); any other task — asking, asleep, waiting for a signal, its owner gone — is
- * cancelled at once. One transition for `tasks/cancel` and for an operator's cancel.
- */
-export function cancelTransition(r: TaskRecord, now: number): TaskRecord | false {
-  if (isTerminal(r.status) || r.cancel === true) return false;
-  const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > now;
-  return runningElsewhere ? { ...r, cancel: true } : { ...r, cancel: true, status: "cancelled", message: "Cancelled", lease: undefined, waiting: [], answers: {} };
-}
-
-/**
  * A wire key for the runtime key `key` that no ask of this task ever used: the key itself the
  * first time, then `key~2`, `key~3`, ... (an ask asked again after an invalid answer, or a
  * loop asking under one explicit key). Keys stay unique for the task's whole life.
@@ -131,7 +119,6 @@ export function wireKeyFor(key: string, used: ReadonlySet<string>): string {
   for (let n = 2; ; n++) if (!used.has(`${key}~${n}`)) return `${key}~${n}`;
 }
 
-/** A new, unguessable task id. */
 /**
  * A new task id: 128 random bits, base64url — drawn again when it would start with "-" (one in
  * 64), which a command line reads as an option: `mcp-yield tasks show -Xy…` failed with "Unknown

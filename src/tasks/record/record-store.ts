@@ -1,0 +1,67 @@
+import type { PrincipalBytes, Store, StoreClock } from "../../store/index.js";
+import { StoreError } from "../../store/index.js";
+import { type TaskRecord, taskRecord } from "./record.js";
+
+// Task records in the store: reading one, and changing one atomically (compare-and-swap, the
+// principal's share charged for growth, the due index kept in step with the lease or the wake
+// time). Every transition of the engine goes through `update`.
+
+/** The due index the sweepers read: a running task at its lease's end, a sleeping or waiting one at its wake time. */
+export const LEASES = "task-leases";
+
+/** Every task the store keeps, at the time its record expires: what listing reads (no key scan). */
+export const TASKS = "tasks";
+
+/** A task's key in the store. */
+export const keyOf = (id: string): string => `task:${id}`;
+
+export function createTaskRecords({ store, time, bytes }: { store: Store; time: StoreClock; bytes: PrincipalBytes }) {
+  const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - time.now());
+
+  async function load(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
+    const raw = await store.get(keyOf(id));
+    if (raw === undefined) return undefined;
+    const parsed = taskRecord.safeParse(JSON.parse(raw));
+    if (!parsed.success) throw new Error(`task ${id}: the stored record is not a task record this version understands`);
+    return { raw, record: parsed.data };
+  }
+
+  /**
+   * Apply `change` to the task's record atomically: read, change, compare-and-swap, again on a
+   * conflict. `change` returns the new record, or `false` to leave it. Returns the record as it
+   * now is (`undefined`: no such task) and whether this call wrote it. With `charged`, the
+   * record's growth counts against its principal's share of the store (a refusal throws
+   * before anything is written); lease, cancel and failure writes are not charged — they
+   * barely change its size, and refusing them would strand a task.
+   */
+  async function update(id: string, change: (r: TaskRecord) => TaskRecord | false, charged = false): Promise<{ record: TaskRecord | undefined; written: boolean }> {
+    await time.sync();
+    // Growth already counted by an attempt that lost its compare-and-swap: not counted twice.
+    let counted = 0;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const current = await load(id);
+      if (current === undefined) return { record: undefined, written: false };
+      const next = change(current.record);
+      if (next === false) return { record: current.record, written: false };
+      const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: time.now() };
+      const text = JSON.stringify(written);
+      if (charged && text.length - current.raw.length > counted) {
+        await bytes.charge(written.principal, text.length - current.raw.length - counted);
+        counted = text.length - current.raw.length;
+      }
+      if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
+        // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
+        // entry is only re-checked).
+        const due = written.status === "working" ? (written.lease?.until ?? written.wake) : undefined;
+        if (due !== undefined) await store.schedule(LEASES, id, due);
+        // An entry left behind only costs the sweeper a look: its failure must not turn a
+        // written transition into a failed one (whose retry would find the record changed).
+        else if (current.record.lease || current.record.wake !== undefined) await store.unschedule(LEASES, id).catch(() => {});
+        return { record: written, written: true };
+      }
+    }
+    throw new StoreError("store_unavailable", `task ${id}: too many concurrent writers`);
+  }
+
+  return { load, update };
+}

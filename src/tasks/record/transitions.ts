@@ -1,0 +1,277 @@
+import type { JournalRecord } from "../../journal/journal.js";
+import type { InputRequest } from "../../wire/index.js";
+import { isTerminal, type TaskRecord, wireKeyFor } from "./record.js";
+
+// tasks/transitions.ts owns every change of a task record, each a pure function of the record
+// as read (and of the clock and lease it is given): `false` when the change does not apply to
+// the record as it is now, the new record otherwise. The engine applies them with one
+// compare-and-swap each (tasks/record-store.ts), so what a transition decides is decided on the
+// record the store holds, never on a copy read earlier. Testable without a store.
+//
+// The states a record can be in (`stateOf`), and the transitions between them:
+//
+//   start ─► working·running ─┬─ park ────────► input_required ── answer (all keys) ─► working·running
+//                              ├─ sleep ───────► working·asleep ─── wake ─────────────► working·running
+//                              ├─ awaitSignal ─► working·awaiting ─ signal | wake ────► working·running
+//                              ├─ release ─────► working·running, lease expired ─ wake (take over) ─► working·running
+//                              ├─ complete ────► completed
+//                              ├─ fail ────────► failed
+//                              └─ cancel ──────► cancelled  (from any state but a terminal one)
+//
+// Invariants:
+// 1. A terminal record (completed, failed, cancelled) never changes again.
+// 2. Only the run holding the lease (`Holder`) records progress, parks, sleeps, waits, completes
+//    or fails the task; a cancel is the one outcome anyone may write.
+// 3. A cancel acknowledged before an outcome wins over that outcome.
+// 4. A wire key is never issued twice in a task's life.
+
+/** Which run of which instance acts: the fence every owner-only transition checks. */
+export interface Holder {
+  /** The instance. */
+  owner: string;
+  /** The run on that instance (absent for records leased before runs were fenced). */
+  run: string | undefined;
+}
+
+/** A lease: who holds the task, until when (store clock). */
+export type Lease = NonNullable<TaskRecord["lease"]>;
+
+/** The phases of a working task. */
+export type WorkingPhase = "running" | "asleep" | "awaiting_signal";
+
+/**
+ * A task record as the union of its states, discriminated by `status` and, while working, by
+ * `phase`. The store keeps one flat record (its format unchanged); this is the view transitions
+ * and operators reason with.
+ */
+export type TaskState =
+  | { status: "working"; phase: "running"; lease: Lease | undefined; cancelling: boolean }
+  | { status: "working"; phase: "asleep"; wake: number }
+  | { status: "working"; phase: "awaiting_signal"; signal: string; ordinal: number; deadline: number | undefined }
+  | { status: "input_required"; wireKeys: string[] }
+  | { status: "completed"; result: Record<string, unknown> }
+  | { status: "failed"; error: { code: number; message: string; data?: unknown } }
+  | { status: "cancelled" };
+
+/** The state `r` is in. */
+export function stateOf(r: TaskRecord): TaskState {
+  switch (r.status) {
+    case "working":
+      if (r.lease === undefined && r.awaits !== undefined) return { status: "working", phase: "awaiting_signal", signal: r.awaits.name, ordinal: r.awaits.i, deadline: r.awaits.deadline };
+      if (r.lease === undefined && r.wake !== undefined) return { status: "working", phase: "asleep", wake: r.wake };
+      return { status: "working", phase: "running", lease: r.lease, cancelling: r.cancel === true };
+    case "input_required":
+      return { status: "input_required", wireKeys: r.waiting.filter((w) => !Object.hasOwn(r.answers, w.key)).map((w) => w.wire) };
+    case "completed":
+      return { status: "completed", result: r.result ?? {} };
+    case "failed":
+      return { status: "failed", error: r.error ?? { code: -32603, message: "The task failed" } };
+    case "cancelled":
+      return { status: "cancelled" };
+  }
+}
+
+/** Whether `holder` holds the lease on `r`. */
+export const holds = (r: TaskRecord, holder: Holder): boolean => r.lease?.owner === holder.owner && r.lease.run === holder.run;
+
+/** Whether `holder` runs `r` now: working, its lease, and no cancel under way. */
+export const owns = (r: TaskRecord, holder: Holder): boolean => r.status === "working" && holds(r, holder) && r.cancel !== true;
+
+/** What a record keeps when nobody holds it any more: no lease, no live generator marker. */
+function unheld(r: TaskRecord): TaskRecord {
+  const { lease: _lease, park: _park, ...rest } = r;
+  return rest;
+}
+
+/** No asks outstanding, no answers collected. */
+const NO_ASKS = { outstanding: {}, partial: {}, answers: {}, waiting: [] } satisfies Partial<TaskRecord>;
+
+/**
+ * `r` with `journal`, and — when the journal now records the wait the task was on (one more
+ * `W<name>` record than its ordinal) — that wait closed: its value and deadline dropped, its key
+ * kept so its token is refused from now on.
+ */
+export function withJournal(r: TaskRecord, journal: JournalRecord[]): TaskRecord {
+  if (r.awaits === undefined) return { ...r, journal };
+  const fp = `W${r.awaits.name}`;
+  let recorded = 0;
+  for (const [f] of journal) if (f === fp) recorded++;
+  if (recorded <= r.awaits.i) return { ...r, journal };
+  const { awaits, arrived: _arrived, ...rest } = r;
+  return { ...rest, journal, closed: [...(r.closed ?? []), waitKey(awaits.name, awaits.i)] };
+}
+
+/** The key of one wait in `closed`. */
+export const waitKey = (name: string, ordinal: number): string => `${name}#${ordinal}`;
+
+/** Renew the holder's lease (a heartbeat, or before a step when the lease runs short). */
+export function renew(r: TaskRecord, holder: Holder, lease: Lease): TaskRecord | false {
+  return owns(r, holder) ? { ...r, lease } : false;
+}
+
+/**
+ * Give the task up for another instance at once, its lease expired now: this instance shuts
+ * down (`release`), or it has no definition for the tool (`handOver`, whatever the record's
+ * state). The sweeper of any instance takes it over.
+ */
+export function release(r: TaskRecord, holder: Holder): TaskRecord | false {
+  return owns(r, holder) ? { ...r, lease: { owner: holder.owner, until: 0 } } : false;
+}
+
+/** See `release`. */
+export function handOver(r: TaskRecord, holder: Holder): TaskRecord | false {
+  return holds(r, holder) ? { ...r, lease: { owner: holder.owner, until: 0 } } : false;
+}
+
+/** Steps the run recorded: the journal grows, the answers the parked asks got are in it now. */
+export function recordSteps(r: TaskRecord, holder: Holder, journal: JournalRecord[], lease: Lease): TaskRecord | false {
+  // The parked asks' answers are in the journal now: their bookkeeping goes, or a takeover
+  // would take the journal's end for the park point (patched() = old code).
+  return owns(r, holder) ? { ...withJournal(r, journal), ...NO_ASKS, lease } : false;
+}
+
+/** The run reported progress: the status message. */
+export function reportProgress(r: TaskRecord, holder: Holder, message: string, lease: Lease): TaskRecord | false {
+  return owns(r, holder) ? { ...r, message, lease } : false;
+}
+
+/** What a run parks on: the asks of its round and what the round recorded. */
+export interface AsksOutcome {
+  journal: JournalRecord[];
+  /** Every ask outstanding (runtime key → fingerprint). */
+  outstanding: Record<string, string>;
+  partial: Record<string, string> | undefined;
+  /** The asks to send (refusals already folded in), by runtime key. */
+  requests: Record<string, InputRequest>;
+}
+
+/**
+ * The task waits for answers (`input_required`): nobody holds it, each ask gets a wire key never
+ * used before in this task, and `nonce` marks the generator parked live on this instance.
+ */
+export function park(r: TaskRecord, holder: Holder, outcome: AsksOutcome, nonce: string): TaskRecord | false {
+  if (!owns(r, holder)) return false;
+  const used = new Set(r.used);
+  const waiting = Object.entries(outcome.requests).map(([key, request]) => {
+    const wire = wireKeyFor(key, used);
+    used.add(wire);
+    return { wire, key, fp: outcome.outstanding[key]!, request };
+  });
+  const { lease: _lease, ...rest } = r;
+  return {
+    ...withJournal(rest, outcome.journal),
+    status: "input_required",
+    message: "Waiting for input",
+    outstanding: outcome.outstanding,
+    partial: outcome.partial ?? {},
+    waiting,
+    answers: {},
+    used: [...used],
+    park: nonce,
+  };
+}
+
+/** The task sleeps until `until` (store clock): held by nobody, due then in the store. */
+export function sleep(r: TaskRecord, holder: Holder, journal: JournalRecord[], until: number): TaskRecord | false {
+  if (!owns(r, holder)) return false;
+  return { ...unheld(withJournal(r, journal)), ...NO_ASKS, wake: until };
+}
+
+/** A wait for a signal the run ended on. */
+export interface WaitOutcome {
+  journal: JournalRecord[];
+  name: string;
+  ordinal: number;
+  timeoutMs: number | undefined;
+}
+
+/**
+ * The task waits for a signal: held by nobody (lease, park, wake and any refused value dropped),
+ * due at the wait's deadline if it has one. A wait that was already on (a value its schema
+ * refused) keeps its deadline.
+ */
+export function awaitSignal(r: TaskRecord, holder: Holder, outcome: WaitOutcome, now: number): TaskRecord | false {
+  if (!owns(r, holder)) return false;
+  const { lease: _lease, park: _park, arrived: _arrived, wake: _wake, ...rest } = withJournal(r, outcome.journal);
+  const same = r.awaits?.name === outcome.name && r.awaits.i === outcome.ordinal;
+  const deadline = same ? r.awaits!.deadline : outcome.timeoutMs === undefined ? undefined : now + outcome.timeoutMs;
+  return {
+    ...rest,
+    ...NO_ASKS,
+    awaits: { name: outcome.name, i: outcome.ordinal, ...(deadline !== undefined ? { deadline } : {}) },
+    ...(deadline !== undefined ? { wake: deadline } : {}),
+  };
+}
+
+/** A new run's lease and the record's run count advanced. */
+export type NewRun = (r: Pick<TaskRecord, "runs">) => Pick<TaskRecord, "lease" | "runs">;
+
+/**
+ * Answers for the asks a task is parked on, by wire key (`tasks/update`): those not outstanding
+ * are ignored; once every ask has an answer the task is working again under a new run here.
+ */
+export function answer(r: TaskRecord, responses: ReadonlyMap<string, unknown>, newRun: NewRun): TaskRecord | false {
+  if (r.status !== "input_required") return false;
+  const answers = { ...r.answers };
+  let changed = false;
+  for (const w of r.waiting) {
+    if (responses.has(w.wire) && !Object.hasOwn(answers, w.key)) {
+      answers[w.key] = responses.get(w.wire);
+      changed = true;
+    }
+  }
+  if (!changed) return false;
+  const complete = r.waiting.every((w) => Object.hasOwn(answers, w.key));
+  return complete ? { ...r, answers, status: "working", message: undefined, ...newRun(r) } : { ...r, answers };
+}
+
+/** A signal's value for the wait the task is on: the task runs on under a new run here. */
+export function signal(r: TaskRecord, name: string, ordinal: number, value: unknown, newRun: NewRun): TaskRecord {
+  const { wake: _wake, ...rest } = r;
+  return { ...rest, arrived: { name, i: ordinal, value }, ...newRun(rest) };
+}
+
+/**
+ * Wake a working task that is due: asleep past its wake time, waiting past its deadline, or
+ * running under a lease that ran out (its instance died or shut down) — a new run takes it over.
+ */
+export function wake(r: TaskRecord, now: number, newRun: NewRun): TaskRecord | false {
+  if (r.status !== "working" || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
+  const { wake: _wake, ...rest } = r;
+  return { ...rest, ...newRun(rest) };
+}
+
+/** How a task ends. */
+export type Outcome =
+  | { status: "completed"; result: Record<string, unknown>; journal?: JournalRecord[] }
+  | { status: "failed"; message: string; error: { code: number; message: string; data?: unknown } }
+  | { status: "cancelled" };
+
+/** The record cancelled by a cancel that was acknowledged: at once, whoever holds it. */
+function cancelled(r: TaskRecord): TaskRecord {
+  return { ...unheld(r), status: "cancelled", message: "Cancelled", ...NO_ASKS };
+}
+
+/**
+ * End the task with `outcome` — by the run that holds it (`holder`), or a cancellation by anyone.
+ * A cancel acknowledged earlier wins over an outcome that arrives after it.
+ */
+export function finish(r: TaskRecord, outcome: Outcome, holder?: Holder): TaskRecord | false {
+  if (isTerminal(r.status)) return false;
+  if (r.cancel === true || outcome.status === "cancelled") return cancelled(r);
+  if (holder === undefined || !holds(r, holder)) return false;
+  const ended = { ...unheld(r), ...NO_ASKS, status: outcome.status, message: outcome.status === "failed" ? outcome.message : undefined };
+  return outcome.status === "completed" ? { ...ended, result: outcome.result, ...(outcome.journal !== undefined ? { journal: outcome.journal } : {}) } : { ...ended, error: outcome.error };
+}
+
+/**
+ * The record cancelled (`false`: nothing to change — it ended, or a cancel is under way). A task
+ * running under a live lease is marked, and its run stops at its next heartbeat (it then writes
+ * `cancelled`); any other task — asking, asleep, waiting for a signal, its owner gone — is
+ * cancelled at once. One transition for `tasks/cancel` and for an operator's cancel.
+ */
+export function cancel(r: TaskRecord, now: number): TaskRecord | false {
+  if (isTerminal(r.status) || r.cancel === true) return false;
+  const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > now;
+  return runningElsewhere ? { ...r, cancel: true } : { ...cancelled(r), cancel: true };
+}

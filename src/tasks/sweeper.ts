@@ -1,0 +1,71 @@
+import type { Store } from "../store/index.js";
+import { isTerminal, type TaskRecord } from "./record/record.js";
+import { LEASES, TASKS } from "./record/record-store.js";
+import * as transition from "./record/transitions.js";
+
+// tasks/sweeper.ts owns finding the tasks that are due and taking them over: a sleeping task at
+// its wake time, a waiting one at its deadline, a running one whose lease ran out (its instance
+// died, stalled or shut down). One timer per instance, whatever the number of tasks; the due
+// index in the store says which tasks to look at.
+//
+// Invariants:
+// 1. A task is taken over only by the `wake` transition's compare-and-swap: two sweepers never
+//    both run it.
+// 2. A task that can no longer be due (ended, parked on asks, gone) leaves the due index.
+// 3. A cancel that its runner never completed (the runner died) is completed here.
+
+/** What the sweeper needs from the engine. */
+export interface SweeperParts {
+  store: Store;
+  time: { sync(): Promise<void>; now(): number };
+  update: (id: string, change: (r: TaskRecord) => TaskRecord | false) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
+  newRun: transition.NewRun;
+  launch: (r: TaskRecord) => void;
+  cancelled: (id: string) => Promise<unknown>;
+  sweepMs: number;
+}
+
+/** The sweeper of one engine: `takeOver(id)` for one task, `ensure()` starts the timer, `stop()` ends it. */
+export function createSweeper({ store, time, update, newRun, launch, cancelled, sweepMs }: SweeperParts) {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let stopped = false;
+  /** When this instance last dropped expired tasks from the list (store clock). */
+  let listPruned = -Infinity;
+
+  /** Take over a working task that is due (asleep past its time, or its lease ran out). */
+  async function takeOver(id: string): Promise<void> {
+    const taken = await update(id, (r) => transition.wake(r, time.now(), newRun));
+    const now = time.now();
+    if (taken.written && taken.record) launch(taken.record);
+    else if (taken.record === undefined || isTerminal(taken.record.status) || taken.record.status === "input_required") await store.unschedule(LEASES, id);
+    else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await cancelled(id);
+  }
+
+  async function sweep(): Promise<void> {
+    await time.sync();
+    for (const id of await store.due(LEASES, time.now(), 25)) await takeOver(id);
+    // Tasks whose records expired leave the list: up to 500 a minute per instance (the list is
+    // for operators; an entry left a while longer only costs them a skipped read).
+    if (time.now() - listPruned >= 60_000) {
+      listPruned = time.now();
+      for (const gone of await store.due(TASKS, listPruned, 500)) await store.unschedule(TASKS, gone);
+    }
+  }
+
+  return {
+    takeOver,
+    ensure(): void {
+      if (timer !== undefined || stopped) return;
+      timer = setInterval(() => {
+        void sweep().catch(() => {
+          // The store is unreachable now; the next sweep tries again.
+        });
+      }, sweepMs);
+      timer.unref?.();
+    },
+    stop(): void {
+      stopped = true;
+      if (timer !== undefined) clearInterval(timer);
+    },
+  };
+}
