@@ -78,7 +78,7 @@ export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "./au
 export { compileUriTemplate, type CompiledUriTemplate, type TemplateVariableNames, type TemplateVariables } from "./authoring/uri-template.js";
 
 // The runtime a host creates, its errors and what it reports.
-export { createSignalHandler, type SignalHandlerOptions } from "./runtime/signal-handler.js";
+export { createSignalHandler, type SignalHandlerOptions } from "./server/signal-handler.js";
 export {
   createRuntime,
   type Runtime,
@@ -109,7 +109,7 @@ export { randomBytes } from "./state/random.js";
 
 // Stores shared by instances (Redis: `mcp-yield/redis`).
 export { type Store, StoreError, type StoreErrorReason } from "./store/store.js";
-export { createMemoryStore, type MemoryStoreOptions } from "./store/memory.js";
+export { createMemoryStore, type MemoryStoreOptions } from "./store/memory/memory.js";
 
 // The wire: the protocol's error type and codes, constants, and its shapes as zod schemas with
 // their types (the types are inferred from the schemas, so both are public).

@@ -9,6 +9,6 @@ export { encodeValue, encodeValueWalked, decodeValue } from "./state/value-text.
 export { randomUuid } from "./state/random.js";
 export { encodeBase64url, decodeBase64url } from "./state/base64url.js";
 export { createStoreClock } from "./store/store-clock.js";
-export { dropKeptResponse } from "./store/memory.js";
+export { dropKeptResponse } from "./store/kept-response.js";
 export { parseLines } from "./journal/journal.js";
 export { argumentsDigest } from "./runtime/admission.js";

@@ -19,14 +19,15 @@ export class DivergenceError extends ProtocolError {
     /** For an ask that changed: which parts (`kind`, `key`, `text`, `rest`). */
     changed?: readonly string[],
   ) {
-    const what =
-      detail ??
-      `at effect #${index} the journal recorded ${describeFingerprint(recorded)} but the code now runs ${describeFingerprint(current)}`;
-    super(
-      ErrorCode.InvalidParams,
-      `requestState no longer matches this call: ${what}. Code before an ask must be deterministic (or inside step()); start the call again without requestState.`,
-      { reason: "journal_divergence", index, recorded: recorded ?? null, current: current ?? null, ...(changed ? { changed } : {}), restart: true },
-    );
+    const what = detail ?? `at effect #${index} the journal recorded ${describeFingerprint(recorded)} but the code now runs ${describeFingerprint(current)}`;
+    super(ErrorCode.InvalidParams, `requestState no longer matches this call: ${what}. Code before an ask must be deterministic (or inside step()); start the call again without requestState.`, {
+      reason: "journal_divergence",
+      index,
+      recorded: recorded ?? null,
+      current: current ?? null,
+      ...(changed ? { changed } : {}),
+      restart: true,
+    });
     this.what = what;
   }
 }
@@ -40,7 +41,7 @@ const CAPABILITY_OBJECT: Record<Capability, Record<string, unknown>> = {
 
 /** Said when a request carried no capabilities envelope at all: the usual cause is the client, not the tool. */
 export const NO_ENVELOPE_HINT =
-  "the request carried no io.modelcontextprotocol/clientCapabilities at all — a 2025-era client, or an SDK client not pinned to 2026-07-28 (versionNegotiation: { mode: { pin: \"2026-07-28\" } } or \"auto\"), declares nothing per request";
+  'the request carried no io.modelcontextprotocol/clientCapabilities at all — a 2025-era client, or an SDK client not pinned to 2026-07-28 (versionNegotiation: { mode: { pin: "2026-07-28" } } or "auto"), declares nothing per request';
 
 /** The call needs a client capability this request did not declare (`-32021`). */
 export class MissingCapabilityError extends ProtocolError {
@@ -50,11 +51,9 @@ export class MissingCapabilityError extends ProtocolError {
     noEnvelope = false,
   ) {
     const required = Object.assign({}, ...missing.map((m) => CAPABILITY_OBJECT[m])) as Record<string, unknown>;
-    super(
-      ErrorCode.MissingClientCapability,
-      `This call needs client capabilities the request did not declare: ${missing.join(", ")}${noEnvelope ? ` (${NO_ENVELOPE_HINT})` : ""}`,
-      { requiredCapabilities: required },
-    );
+    super(ErrorCode.MissingClientCapability, `This call needs client capabilities the request did not declare: ${missing.join(", ")}${noEnvelope ? ` (${NO_ENVELOPE_HINT})` : ""}`, {
+      requiredCapabilities: required,
+    });
   }
 }
 
@@ -91,4 +90,12 @@ export interface ErrorInfo {
   callId: string;
   /** Set when the error came from a task's background run (`round` is then 0). */
   taskId?: string;
+}
+
+/**
+ * What the client is told when author code failed (the error itself goes to `onError`, never to
+ * the client): one wording for tool results, task results and internal errors alike.
+ */
+export function authorFailureText(kind: "Tool" | "Prompt" | "Resource", name: string): string {
+  return `${kind} "${name}" failed; the error was reported to the server.`;
 }

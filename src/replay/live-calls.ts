@@ -335,7 +335,6 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   }
 }
 
-
 /** One held generator: the queues of eviction order hold these, current while `calls` maps their key to them. */
 interface Held<T> {
   /** `tailHash(token)`. */

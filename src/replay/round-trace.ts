@@ -77,3 +77,12 @@ export function deliverTrace(observe: (trace: RoundTrace) => void, trace: RoundT
     // the round's response (or the task) must not depend on its observer
   }
 }
+
+/** What a trace is told when it starts; the rest starts empty and is filled as the round goes. */
+export type TraceStart = Pick<RoundTrace, "method" | "target" | "definition" | "callId" | "round" | "path" | "replayed"> & { stateBytesIn?: number; taskId?: string };
+
+/** A new trace of one round (or one task run), started now, its outcome `error` until it has another. */
+export function roundTrace(start: TraceStart): RoundTrace {
+  const { stateBytesIn = 0, taskId, ...named } = start;
+  return { ...named, steps: [], asks: [], stateBytesIn, stateBytesOut: 0, startedAt: Date.now(), ms: 0, outcome: "error", ...(taskId !== undefined ? { taskId } : {}) };
+}

@@ -32,14 +32,11 @@ function diverged(index: number, recorded: string, current: string, effect: Effe
   return change ? new DivergenceError(index, recorded, current, `at effect #${index}, ${change.words}`, change.parts) : new DivergenceError(index, recorded, current);
 }
 
-const isThenable = (v: unknown): v is PromiseLike<unknown> =>
-  typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
+const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
 
 /** The asks of an `all(...)` as `[subKey, effect, slot]` where slot is the index or member name. */
 function subAsks(effect: AllEffect, key: string): Array<[string, AskEffect, number | string]> {
-  return Array.isArray(effect.asks)
-    ? (effect.asks as readonly AskEffect[]).map((a, i) => [subKey(key, a, i), a, i])
-    : Object.entries(effect.asks).map(([name, a]) => [subKey(key, a, name), a, name]);
+  return Array.isArray(effect.asks) ? (effect.asks as readonly AskEffect[]).map((a, i) => [subKey(key, a, i), a, i]) : Object.entries(effect.asks).map(([name, a]) => [subKey(key, a, name), a, name]);
 }
 
 /** `encode()` for a value about to be recorded (`encodeValue` by default); a value it cannot carry is the author's failure. */
@@ -245,7 +242,8 @@ export class Round {
           text = recordable(await this.runAttempt(effect), `the value step("${effect.name}") returned`);
           break;
         case "sleep": {
-          if (input.wakeClock === undefined) throw new AuthorCodeError(new Error('sleep() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
+          if (input.wakeClock === undefined)
+            throw new AuthorCodeError(new Error('sleep() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
           const wake = effect.until ?? input.wakeClock() + effect.ms!;
           this.records.push([fp, encodeValue(wake)]);
           this.index++;
@@ -258,7 +256,8 @@ export class Round {
           text = "1";
           break;
         case "signal": {
-          if (input.signalFor === undefined) throw new AuthorCodeError(new Error('waitForSignal() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
+          if (input.signalFor === undefined)
+            throw new AuthorCodeError(new Error('waitForSignal() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
           const ordinal = this.ordinalOf(fp);
           const got = input.signalFor(effect.name, ordinal);
           if (got === undefined) return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: this.records, rejected: false };
@@ -355,7 +354,9 @@ export class Round {
     if (this.diverged) throw this.diverged;
     if (!next.done && !isEffect(next.value)) {
       const v = next.value as unknown;
-      throw new AuthorCodeError(new TypeError(`run yielded ${typeof v === "object" ? JSON.stringify(v)?.slice(0, 80) : String(v)}, which is not an effect: use yield* with elicit, sample, listRoots, step, now, uuid or all`));
+      throw new AuthorCodeError(
+        new TypeError(`run yielded ${typeof v === "object" ? JSON.stringify(v)?.slice(0, 80) : String(v)}, which is not an effect: use yield* with elicit, sample, listRoots, step, now, uuid or all`),
+      );
     }
     return next;
   }
@@ -455,7 +456,13 @@ export class Round {
       if (!effect.acceptUnasked) return undefined;
     } else if (asked !== this.recordedFp(effect, key, fp)) {
       const change = describeAskChange(asked, fp, effect, key);
-      throw new DivergenceError(this.index, asked, fp, `the answer under key "${key}" was given for a different ask than the one the code makes now${change ? ` (${change.words})` : ""}`, change?.parts);
+      throw new DivergenceError(
+        this.index,
+        asked,
+        fp,
+        `the answer under key "${key}" was given for a different ask than the one the code makes now${change ? ` (${change.words})` : ""}`,
+        change?.parts,
+      );
     }
     let check: ReturnType<typeof checkAnswer>;
     try {
@@ -494,9 +501,7 @@ export class Round {
       else missing.push([k, ask]);
     }
     if (missing.length > 0) return this.askFor(missing, fps, texts, { effect, key, fp }, generator);
-    const value = Array.isArray(effect.asks)
-      ? subs.map(([k, ask]) => decodeOutcome(ask, texts[k]!))
-      : Object.fromEntries(subs.map(([k, ask, slot]) => [slot, decodeOutcome(ask, texts[k]!)]));
+    const value = Array.isArray(effect.asks) ? subs.map(([k, ask]) => decodeOutcome(ask, texts[k]!)) : Object.fromEntries(subs.map(([k, ask, slot]) => [slot, decodeOutcome(ask, texts[k]!)]));
     return { type: "done", text: encodeValue(value) };
   }
 

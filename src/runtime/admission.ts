@@ -15,8 +15,7 @@ import type { RuntimeLimits } from "./options.js";
  * Nothing here keeps state between requests but a bounded cache of argument digests.
  */
 
-export const invalidParams = (message: string, reason: string, extra?: Record<string, unknown>) =>
-  new ProtocolError(ErrorCode.InvalidParams, message, { reason, ...extra });
+export const invalidParams = (message: string, reason: string, extra?: Record<string, unknown>) => new ProtocolError(ErrorCode.InvalidParams, message, { reason, ...extra });
 
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(value);
@@ -51,7 +50,9 @@ export function bindingFor(method: StateBinding["method"], target: string, args:
 
 /** A store failure, as the JSON-RPC error a client gets: a server-side problem, clearly named. */
 export function storeFailure(error: StoreError): ProtocolError {
-  return new ProtocolError(ErrorCode.InternalError, error.reason === "store_full" ? "The server's store is full; try again later" : "The server's store is unavailable; try again later", { reason: error.reason });
+  return new ProtocolError(ErrorCode.InternalError, error.reason === "store_full" ? "The server's store is full; try again later" : "The server's store is unavailable; try again later", {
+    reason: error.reason,
+  });
 }
 
 /** `storeSafe` for a store operation done synchronously (the memory store's: see `synchronousAddOf`). */
@@ -73,7 +74,6 @@ export async function storeSafe<T>(work: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
-
 
 /** `-32021` for a request that did not declare the tasks extension. */
 export function tasksNotDeclared(what: string, noEnvelope = false): ProtocolError {

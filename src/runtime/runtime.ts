@@ -4,10 +4,10 @@ import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplate
 import { errorToolResult, shapePromptResult, shapeResourceResult, shapeToolResult } from "../authoring/results.js";
 import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
-import type { ErrorInfo } from "../replay/errors.js";
+import { authorFailureText, type ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import type { Suspended } from "../replay/round.js";
-import { deliverTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
+import { deliverTrace, roundTrace, traceError } from "../replay/round-trace.js";
 import { createTaskEngine } from "../tasks/engine.js";
 import { DEFAULT_TASK_TTL_MS, type TaskEngine } from "../tasks/types.js";
 import { integerOption } from "../util/options.js";
@@ -32,7 +32,7 @@ import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } fr
 import { bindingFor, checkArguments, invalidParams, ownResponses, parseOrThrow, storeSafe, tasksNotDeclared } from "./admission.js";
 import { createCallState } from "./call-state.js";
 import { logError, type PromptGetResult, type RequestInfo, type ResourceReadResult, resolveLimits, type RuntimeLimits, type RuntimeOptions, type TaskAck, type ToolCallResult } from "./options.js";
-import { createRedemption } from "./redeem.js";
+import { createRedemption } from "./single-use/redeem.js";
 import { createRoundHost } from "./serve-round.js";
 import { createSpill } from "./spill.js";
 
@@ -110,9 +110,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     windowMs: Math.max(integerOption("tasks.ttlMs", options.tasks?.ttlMs, DEFAULT_TASK_TTL_MS), codec.ttlSeconds * 1000),
   });
   const signalBaseUrl = options.signals?.baseUrl;
-  if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl))) throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);
+  if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl)))
+    throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);
   const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared, bytes, signer: codec, signalBaseUrl, onRound: options.onRound }));
-  const redemption = options.store !== undefined && options.singleUse !== false ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }) : undefined;
+  const redemption =
+    options.store !== undefined && options.singleUse !== false
+      ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) })
+      : undefined;
   const spill = createSpill({ store: options.store, bytes, thresholdBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024), ttlMs: codec.ttlSeconds * 1000 });
   const calls = createCallState({ codec, spill, live, report });
   const run = createRoundHost({ limits, calls, live, redemption, clock, report, onRound: options.onRound, verifyReplay: options.verifyReplay === true });
@@ -121,7 +125,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const traceTaskStart = async (tool: string, callId: string, start: () => Promise<CreateTaskResult>): Promise<CreateTaskResult> => {
     const observe = options.onRound;
     if (observe === undefined) return start();
-    const trace: RoundTrace = { method: "tools/call", target: tool, definition: tool, callId, round: 1, path: "first", replayed: 0, steps: [], asks: [], stateBytesIn: 0, stateBytesOut: 0, startedAt: Date.now(), ms: 0, outcome: "error" };
+    const trace = roundTrace({ method: "tools/call", target: tool, definition: tool, callId, round: 1, path: "first", replayed: 0 });
     const started = performance.now();
     try {
       const created = await start();
@@ -179,7 +183,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         inputResponses: params.inputResponses,
         start: (ctx) => def.run(input.data, ctx),
         shape: (value) => shapeToolResult(def, value),
-        onAuthorFailure: () => errorToolResult(`Tool "${def.name}" failed; the error was reported to the server.`),
+        onAuthorFailure: () => errorToolResult(authorFailureText("Tool", def.name)),
         ...(asTask && def.taskFrom === "runAsTask" ? { becomeTask: startTask } : {}),
       },
       request,

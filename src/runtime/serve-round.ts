@@ -1,22 +1,24 @@
 import { canonicalJson, randomUuid } from "../state/index.js";
-import { canonicalEntries, digestOfText } from "../state/canonical.js";
-import type { RunContext, RunGenerator } from "../authoring/definitions.js";
-import { type JournalRecord, parseLines, payloadFrom, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
+import { parseLines, payloadFrom, recordLines, type StateHeader, type StatePayload } from "../journal/journal.js";
 import { CallContext } from "../replay/call-context.js";
 import { checkReplay } from "../replay/double-run.js";
 import { withAmbient } from "../replay/ambient.js";
 import { withRefusals } from "../replay/answers.js";
 import { AuthorCodeError, DivergenceError, type ErrorInfo, NondeterminismError } from "../replay/errors.js";
 import type { LiveCall, LiveCalls } from "../replay/live-calls.js";
-import { Round, type RoundOutcome, type Suspended, type Traced } from "../replay/round.js";
+import { Round, type RoundOutcome, type Traced } from "../replay/round.js";
 import type { StateBinding } from "../state/index.js";
-import { capabilityCheck, ErrorCode, type InputRequiredResult, ProtocolError } from "../wire/index.js";
-import { checkRounds, ownResponses, storeSafe, storeSafeNow } from "./admission.js";
+import { capabilityCheck, type InputRequiredResult, ProtocolError } from "../wire/index.js";
+import { checkRounds, ownResponses, storeSafe } from "./admission.js";
 import type { CallState, Presented } from "./call-state.js";
 import type { RequestInfo, RuntimeLimits } from "./options.js";
-import type { Continuation, Redemption, RoundResponse, Ticket } from "./redeem.js";
-import { newTaskId } from "../tasks/record.js";
-import { deliverTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
+import type { Redemption } from "./single-use/redeem.js";
+import { createSingleUse, type Progress } from "./single-use/single-use.js";
+import type { CallSpec } from "./call-spec.js";
+
+export type { CallSpec } from "./call-spec.js";
+import { newTaskId } from "../tasks/record/record.js";
+import { deliverTrace, roundTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
 
 /**
  * One round of one call, end to end: the presented state opened (or its suspended generator
@@ -26,8 +28,7 @@ import { deliverTrace, type RoundTrace, traceError } from "../replay/round-trace
  * Invariants:
  * 1. A suspended generator is resumed only for the token it was suspended under, after that
  *    token verified (held tokens by exact match), under the same definition.
- * 2. With single use, a presented state runs at most one round; the same request again gets
- *    that round's response from the store, another request `state_redeemed`.
+ * 2. With a store, each round goes through single use (runtime/single-use.ts).
  * 3. Author failures are reported (`onError`) and answered without their internals; JSON-RPC
  *    errors the author throws on purpose go out as they are.
  */
@@ -58,65 +59,6 @@ function extendsHeld(held: LiveCall, presented: StatePayload, binding: StateBind
   return true;
 }
 
-/** One call's shared parts, whatever the method. */
-export interface CallSpec<R, T = never> {
-  /** The definition being run (live generators are only resumed under the same one). */
-  owner: object;
-  /** The definition's own name: the tool's or prompt's name, the resource's uri or the template (never client text). */
-  definition: string;
-  binding: StateBinding;
-  version: string | undefined;
-  requestState: string | undefined;
-  inputResponses: Record<string, unknown> | undefined;
-  start: (ctx: RunContext) => RunGenerator<unknown>;
-  /** Turn the completed value into the method's result (throws ResultShapeError). */
-  shape: (value: unknown) => R;
-  /** What an author failure becomes: an isError tool result, or a JSON-RPC internal error. */
-  onAuthorFailure: () => R;
-  /** Set when the call may become a task at `runAsTask()`: hands it over to the task engine. */
-  becomeTask?: (handover: { journal: JournalRecord[]; message: string | undefined; callId: string; taskId: string; resume: { suspended: Suspended; context: CallContext } }) => Promise<T>;
-}
-
-/** What kind of response a stored one is, for its trace. */
-function outcomeOf(result: unknown): RoundTrace["outcome"] {
-  const kind = (result as { resultType?: unknown }).resultType;
-  return kind === "input_required" ? "input_required" : kind === "task" ? "task" : "complete";
-}
-
-/** How far a round got, for the redemption when it fails. */
-interface Progress {
-  /** The continuation the round started from, if an earlier attempt left one. */
-  from: Continuation | undefined;
-  /** For a round run without a claim: claim the state now (before a step, or creating a task). */
-  claim?: () => Promise<void>;
-  round?: Round;
-  payload?: StatePayload | undefined;
-  /** Set once the round has started creating its task. */
-  taskId?: string;
-  /** The state the round's codec sealed, once it has (its response's `requestState`), when that codec's tokens are base64url (ours). */
-  minted?: string;
-}
-
-/**
- * Thrown out of a round run without a claim when its claim finds the round answered already, or
- * an earlier attempt's continuation to go on from: this attempt (which ran nothing) is dropped.
- */
-class ClaimedElsewhere extends Error {
-  constructor(readonly ticket: Ticket) {
-    super("the round is answered, or continued, under another claim");
-  }
-}
-
-/** Store failures and other conditions a retry of the same request may get past. */
-const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress"]);
-
-/**
- * A JSON-RPC error that is the round's own answer to this request (kept, so a repeat gets it),
- * not a store failure or a missing capability — which a retry of the same request can get past.
- */
-const isClientMistake = (error: unknown): error is ProtocolError =>
-  error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability;
-
 /** What running rounds needs from the runtime. */
 export interface RoundHostParts {
   limits: Required<RuntimeLimits>;
@@ -132,14 +74,15 @@ export interface RoundHostParts {
 /** The round runner of one runtime: `run(spec, request)` serves one request of a multi-round call. */
 export function createRoundHost({ limits, calls, live, redemption, clock, report, onRound, verifyReplay }: RoundHostParts) {
   /** A result as comparable text, or why shaping it failed (for the double-run). */
-  const shapeText = <R, T>(spec: CallSpec<R, T>) => (value: unknown): string => {
-    try {
-      return canonicalJson(spec.shape(value));
-    } catch (error) {
-      return `(the result could not be shaped: ${error instanceof Error ? error.message : String(error)})`;
-    }
-  };
-
+  const shapeText =
+    <R, T>(spec: CallSpec<R, T>) =>
+    (value: unknown): string => {
+      try {
+        return canonicalJson(spec.shape(value));
+      } catch (error) {
+        return `(the result could not be shaped: ${error instanceof Error ? error.message : String(error)})`;
+      }
+    };
 
   /**
    * One round. With a store, the state it presents is redeemed once: the same request again
@@ -154,7 +97,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
   }
 
   async function runObserved<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observe: (trace: RoundTrace) => void): Promise<R | InputRequiredResult | T> {
-    const trace: RoundTrace = {
+    const trace = roundTrace({
       method: spec.binding.method,
       target: spec.binding.target,
       definition: spec.definition,
@@ -162,14 +105,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       round: 0,
       path: spec.requestState === undefined ? "first" : "replayed",
       replayed: 0,
-      steps: [],
-      asks: [],
       stateBytesIn: spec.requestState?.length ?? 0,
-      stateBytesOut: 0,
-      startedAt: Date.now(),
-      ms: 0,
-      outcome: "error",
-    };
+    });
     const started = performance.now();
     try {
       return await runRound(spec, request, trace);
@@ -189,114 +126,8 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     const responses = ownResponses(spec.inputResponses, limits);
     if (spec.requestState === undefined) return execute(spec, request, undefined, responses, observed);
     const state = calls.presented(spec.owner, spec.binding, spec.requestState);
-    if (redemption === undefined) return execute(spec, request, state, responses, observed);
-    return redeemed(spec, request, state, responses, observed, redemption);
-  }
-
-  /**
-   * A round whose state is redeemed once in the store (see `run`). It runs without a claim
-   * ("lazy"): a round that runs no step and creates no task keeps its response with one write
-   * (`commit`), one store round trip. Right before its first step, or before creating its task,
-   * it claims the state as a round always did — so every step body runs under a claim, exactly
-   * as before; a claim that finds the round already answered, or an earlier attempt's
-   * continuation, drops this attempt (it ran nothing) and goes on the claimed path.
-   */
-  async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, redemption: Redemption): Promise<R | InputRequiredResult | T> {
-    const digest = digestOfText(canonicalEntries(responses));
-    let ticket: Extract<Ticket, { kind: "run" }> | undefined;
-    const progress: Progress = {
-      from: undefined,
-      claim: async () => {
-        if (ticket !== undefined) return;
-        const got = await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt));
-        if (got.kind === "stored" || got.continuation !== undefined) throw new ClaimedElsewhere(got);
-        ticket = got;
-      },
-    };
-    let result: R | InputRequiredResult | T;
-    try {
-      result = await execute(spec, request, state, responses, observed, progress);
-    } catch (error) {
-      if (error instanceof ClaimedElsewhere) return settled(spec, request, state, responses, observed, error.ticket);
-      if (ticket !== undefined) return failed(spec, ticket, progress, error);
-      // Nothing ran: a client mistake is this round's response; a store failure or a missing
-      // capability leaves the state unredeemed, so the retry they ask for can run.
-      if (isClientMistake(error)) {
-        const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { error: error.toJSON() }));
-        if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
-      }
-      throw error;
-    }
-    if (ticket !== undefined) {
-      // The round ran; if its response cannot be kept now, the client still gets it, and the
-      // redemption keeps trying to store it while the state lives (a repeat finds it then).
-      await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
-      return result;
-    }
-    // An in-process store keeps the response at once (no promise per layer); any other, or a
-    // state with a record already, goes the way of `commit`.
-    if (storeSafeNow(() => redemption.commitInProcess(state.nonce, digest, state.expiresAt, { result }, progress.minted))) return result;
-    const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { result }, progress.minted));
-    if (kept.kind === "kept") return result;
-    // This round's own response goes nowhere: the generator it parked for its state is dropped.
-    const minted = (result as { requestState?: unknown }).requestState;
-    if (typeof minted === "string") live.take(minted, spec.owner);
-    if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
-    return settled(spec, request, state, responses, observed, await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt)));
-  }
-
-  /** The response a round of the same request already gave, as this request's. */
-  function storedResponse<X>(response: RoundResponse, observed: RoundTrace | undefined): X {
-    if (observed) observed.path = "stored";
-    if ("error" in response) throw new ProtocolError(response.error.code, response.error.message, response.error.data);
-    const stored = response.result as X;
-    if (observed) [observed.outcome, observed.steps, observed.asks] = [outcomeOf(stored), [], []];
-    return stored;
-  }
-
-  /** A round run under its claim (`ticket`), from the continuation an earlier attempt left if any. */
-  async function settled<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined, ticket: Ticket): Promise<R | InputRequiredResult | T> {
-    if (ticket.kind === "stored") return storedResponse<R | InputRequiredResult | T>(ticket.response, observed);
-    let result: R | InputRequiredResult | T;
-    const progress: Progress = { from: ticket.continuation };
-    try {
-      result = await execute(spec, request, state, responses, observed, progress);
-    } catch (error) {
-      return failed(spec, ticket, progress, error);
-    }
-    await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
-    return result;
-  }
-
-  /** A claimed round that failed: keep where it got, its error, or free the state; then the error. */
-  async function failed(spec: CallSpec<unknown, unknown>, ticket: Extract<Ticket, { kind: "run" }>, progress: Progress, error: unknown): Promise<never> {
-    const keep = (e: unknown) => report(e, infoFor(spec));
-    // Steps ran (or a task was being created): keep where the call got. The same request
-    // again continues from there — after a store failure, or declaring the capability a
-    // -32021 asked for — and no step body runs a second time.
-    const continuation = continuationOf(progress);
-    if (continuation) await ticket.suspend(continuation).catch(keep);
-    // Nothing ran: a client mistake is this round's response; a store failure or a missing
-    // capability frees the state, so the retry they ask for can run.
-    else if (isClientMistake(error)) await ticket.finish({ error: error.toJSON() }).catch(keep);
-    else await ticket.release().catch(keep);
-    throw error;
-  }
-
-  /** Where a failed round got, if it must not be run again from the token. */
-  function continuationOf(progress: Progress): Continuation | undefined {
-    const { round, payload } = progress;
-    if (round === undefined || payload === undefined || (round.stepsRun.length === 0 && progress.taskId === undefined)) return progress.from;
-    const h: Continuation["h"] = { r: payload.r, c: payload.c, o: payload.o };
-    if (payload.p !== undefined) h.p = payload.p;
-    if (payload.v !== undefined) h.v = payload.v;
-    // A round stopped while creating its task ends with the record of `runAsTask()` becoming
-    // one; continued, it must reach that point again (and become the same task), not replay it.
-    const records = progress.taskId !== undefined && round.records.at(-1)?.[0].startsWith("T") ? round.records.slice(0, -1) : round.records;
-    const continuation: Continuation = { h, t: recordLines(records), n: progress.from?.n ?? payload.j.length };
-    const task = progress.taskId ?? progress.from?.task;
-    if (task !== undefined) continuation.task = task;
-    return continuation;
+    if (singleUse === undefined) return execute(spec, request, state, responses, observed);
+    return singleUse(spec, request, state, responses, observed);
   }
 
   /** This instance's generator for the call at an earlier round, taken if `presented` extends it (see `extendsHeld`). */
@@ -310,9 +141,16 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     );
   }
 
-  const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
+  const singleUse = redemption === undefined ? undefined : createSingleUse({ redemption, live, report, execute });
 
-  async function execute<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented | undefined, responses: Map<string, unknown>, observed: RoundTrace | undefined, progress?: Progress): Promise<R | InputRequiredResult | T> {
+  async function execute<R, T>(
+    spec: CallSpec<R, T>,
+    request: RequestInfo,
+    state: Presented | undefined,
+    responses: Map<string, unknown>,
+    observed: RoundTrace | undefined,
+    progress?: Progress,
+  ): Promise<R | InputRequiredResult | T> {
     let payload: StatePayload | undefined;
     let resumed: LiveCall | undefined;
     /** This instance's generator for the call at an earlier round, when the presented journal extends it. */
@@ -440,7 +278,14 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.
       const reopened = await calls.payloadOf(calls.verifyState(requestState, spec.binding), spec.version);
-      const expected = { type: "input_required" as const, journal: reopened.j, outstanding: reopened.o, partial: reopened.p ?? {}, pending: outcome.suspended.pending!.fp, inputRequests: canonicalJson(outcome.inputRequests) };
+      const expected = {
+        type: "input_required" as const,
+        journal: reopened.j,
+        outstanding: reopened.o,
+        partial: reopened.p ?? {},
+        pending: outcome.suspended.pending!.fp,
+        inputRequests: canonicalJson(outcome.inputRequests),
+      };
       await checked(checkReplay(check, expected, shapeText(spec)), info);
     }
     // A call whose signal fired is not resumed: its next round replays with a fresh one. With
@@ -453,7 +298,14 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
           context: ctx,
           owner: spec.owner,
           payload: payloadFrom(header, outcome.journal, text, 2),
-          minted: { nonce: minted.nonce, expiresAt: minted.expiresAt, method: spec.binding.method, target: spec.binding.target, argumentsDigest: spec.binding.argumentsDigest!, principal: spec.binding.principal },
+          minted: {
+            nonce: minted.nonce,
+            expiresAt: minted.expiresAt,
+            method: spec.binding.method,
+            target: spec.binding.target,
+            argumentsDigest: spec.binding.argumentsDigest!,
+            principal: spec.binding.principal,
+          },
         },
         minted.expiresAt,
         callId,

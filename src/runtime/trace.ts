@@ -29,6 +29,7 @@ export function formatRoundTrace(t: RoundTrace): string {
   if (t.taskId === undefined) parts.push(`state ${t.stateBytesIn} → ${t.stateBytesOut} B`);
   parts.push(`${ms(t.ms)} ms`);
   const why = t.error ? [t.error.code, t.error.reason].filter((x) => x !== undefined && x !== "").join(" ") : "";
-  const outcome = (t.outcome === "error" || t.outcome === "stopped") && why !== "" ? `${t.outcome} ${why}` : t.outcome === "task" && t.taskId !== undefined ? `task ${t.taskId.slice(0, 8)}` : t.outcome;
+  const outcome =
+    (t.outcome === "error" || t.outcome === "stopped") && why !== "" ? `${t.outcome} ${why}` : t.outcome === "task" && t.taskId !== undefined ? `task ${t.taskId.slice(0, 8)}` : t.outcome;
   return `${parts.join(", ")} → ${outcome}${t.callId ? ` (call ${t.callId.slice(0, 8)})` : ""}`;
 }

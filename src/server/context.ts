@@ -18,11 +18,8 @@ export const defaultPrincipal: PrincipalOf = (ctx) => ctx.http?.authInfo?.client
  */
 export function requestInfoOf(server: McpServer, ctx: ServerContext, principalOf: PrincipalOf, params?: Record<string, unknown>): RequestInfo {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const clientCapabilities = envelope !== undefined && Object.hasOwn(envelope, CLIENT_CAPABILITIES_KEY)
-    ? envelope[CLIENT_CAPABILITIES_KEY]
-    : envelope === undefined
-      ? server.server.getClientCapabilities()
-      : undefined;
+  const clientCapabilities =
+    envelope !== undefined && Object.hasOwn(envelope, CLIENT_CAPABILITIES_KEY) ? envelope[CLIENT_CAPABILITIES_KEY] : envelope === undefined ? server.server.getClientCapabilities() : undefined;
   const principal = principalOf(ctx);
   const progress = progressOf(ctx, params);
   return { clientCapabilities, signal: ctx.mcpReq.signal, ...(principal !== undefined ? { principal } : {}), ...(progress ? { progress } : {}) };

@@ -15,7 +15,6 @@ export interface RegisterOptions {
 
 type Handler = (request: { params: Record<string, unknown> }, ctx: ServerContext) => Promise<unknown>;
 
-
 /** The prompt's arguments as the SDK lists them: name, whether required, and the description. */
 function promptArgsSchema(def: PromptDefinition) {
   return z.object(
@@ -72,7 +71,11 @@ function serveTasks(server: McpServer, definitions: readonly Definition[], runti
     // The SDK lifts inputResponses out of every request's params: put them back for tasks/update.
     const paramsOf = (params: Record<string, unknown>, ctx: ServerContext) =>
       method === "tasks/update" && ctx.mcpReq.inputResponses !== undefined ? { ...params, inputResponses: ctx.mcpReq.inputResponses } : params;
-    low.setRequestHandler(method as "tasks/get", ANY as never, ((params: Record<string, unknown>, ctx: ServerContext) => handle(paramsOf(params, ctx), requestInfoOf(server, ctx, principalOf))) as never);
+    low.setRequestHandler(
+      method as "tasks/get",
+      ANY as never,
+      ((params: Record<string, unknown>, ctx: ServerContext) => handle(paramsOf(params, ctx), requestInfoOf(server, ctx, principalOf))) as never,
+    );
   }
 }
 
@@ -96,7 +99,11 @@ export function register(server: McpServer, definitions: readonly Definition[], 
   for (const def of definitions) {
     if (def.type === "tool") {
       tools.set(def.name, def);
-      server.registerTool(def.name, { ...(def.title !== undefined ? { title: def.title } : {}), description: def.description, inputSchema: def.input, ...(def.output ? { outputSchema: def.output } : {}) }, unreachable);
+      server.registerTool(
+        def.name,
+        { ...(def.title !== undefined ? { title: def.title } : {}), description: def.description, inputSchema: def.input, ...(def.output ? { outputSchema: def.output } : {}) },
+        unreachable,
+      );
     } else if (def.type === "prompt") {
       prompts.set(def.name, def);
       server.registerPrompt(def.name, { ...(def.title !== undefined ? { title: def.title } : {}), description: def.description, argsSchema: promptArgsSchema(def) }, unreachable);
@@ -106,7 +113,12 @@ export function register(server: McpServer, definitions: readonly Definition[], 
     } else {
       templates.push(def);
       // Listed by the SDK under resources/templates/list; reads come to us (see the route below).
-      server.registerResource(def.name, new ResourceTemplate(def.uriTemplate, { list: undefined }), { ...(def.title ? { title: def.title } : {}), ...(def.description ? { description: def.description } : {}), ...(def.mimeType ? { mimeType: def.mimeType } : {}) }, unreachable);
+      server.registerResource(
+        def.name,
+        new ResourceTemplate(def.uriTemplate, { list: undefined }),
+        { ...(def.title ? { title: def.title } : {}), ...(def.description ? { description: def.description } : {}), ...(def.mimeType ? { mimeType: def.mimeType } : {}) },
+        unreachable,
+      );
     }
   }
 
@@ -144,9 +156,19 @@ export function register(server: McpServer, definitions: readonly Definition[], 
     }) as never);
   };
 
-  route("tools/call", tools, (p) => p.name, (def, params, ctx) => runtime.callTool(def, params, requestInfoOf(server, ctx, principalOf, params)));
+  route(
+    "tools/call",
+    tools,
+    (p) => p.name,
+    (def, params, ctx) => runtime.callTool(def, params, requestInfoOf(server, ctx, principalOf, params)),
+  );
   serveTasks(server, definitions, runtime, principalOf);
-  route("prompts/get", prompts, (p) => p.name, (def, params, ctx) => runtime.getPrompt(def, params, requestInfoOf(server, ctx, principalOf, params)));
+  route(
+    "prompts/get",
+    prompts,
+    (p) => p.name,
+    (def, params, ctx) => runtime.getPrompt(def, params, requestInfoOf(server, ctx, principalOf, params)),
+  );
   route<ResourceDefinition | ResourceTemplateDefinition<unknown>>(
     "resources/read",
     resources,

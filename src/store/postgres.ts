@@ -102,11 +102,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     if (options.createTables !== false) {
       // One instance creates the tables while others wait (CREATE … IF NOT EXISTS alone can race).
       const statements = postgresStoreSchema(options);
-      await query("creating the store's tables", `DO $$ BEGIN PERFORM pg_advisory_xact_lock(hashtext('mcp-yield-store-schema')); ${statements.map((s) => `EXECUTE ${quote(s)};`).join(" ")} END $$`, []);
+      await query(
+        "creating the store's tables",
+        `DO $$ BEGIN PERFORM pg_advisory_xact_lock(hashtext('mcp-yield-store-schema')); ${statements.map((s) => `EXECUTE ${quote(s)};`).join(" ")} END $$`,
+        [],
+      );
     } else {
       await query("checking the store's tables", `SELECT 1 FROM ${kv}, ${due} LIMIT 1`, []).catch((error: unknown) => {
         // 42P01: no such table — a configuration mistake, not an unavailable server.
-        if ((error as { cause?: { code?: string } }).cause?.code === "42P01") throw new Error(`PostgreSQL has no mcp-yield store in schema "${options.schema ?? "public"}" (tables ${kv}, ${due}): no server has used it yet, or the schema or table prefix is not the servers' one`);
+        if ((error as { cause?: { code?: string } }).cause?.code === "42P01")
+          throw new Error(
+            `PostgreSQL has no mcp-yield store in schema "${options.schema ?? "public"}" (tables ${kv}, ${due}): no server has used it yet, or the schema or table prefix is not the servers' one`,
+          );
         throw error;
       });
     }
@@ -145,11 +152,20 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
     async swap(key, expected, value, ttlMs) {
       // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
-      const { rowCount } = await query("swap", `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`, [key, expected, text("value", value), ms(ttlMs)]);
+      const { rowCount } = await query("swap", `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`, [
+        key,
+        expected,
+        text("value", value),
+        ms(ttlMs),
+      ]);
       return rowCount === 1;
     },
     async set(key, value, ttlMs) {
-      await query("set", `INSERT INTO ${kv} (key, value, expires_at) VALUES ($1, $2, ${NOW} + $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`, [text("key", key), text("value", value), ms(ttlMs)]);
+      await query("set", `INSERT INTO ${kv} (key, value, expires_at) VALUES ($1, $2, ${NOW} + $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`, [
+        text("key", key),
+        text("value", value),
+        ms(ttlMs),
+      ]);
     },
     async delete(key) {
       await query("delete", `DELETE FROM ${kv} WHERE key = $1`, [key]);

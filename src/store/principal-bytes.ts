@@ -62,5 +62,4 @@ export function createPrincipalBytes({ store, time, limit, windowMs }: { store: 
 }
 
 /** Whether `error` is a refused charge. */
-export const isPrincipalByteLimit = (error: unknown): error is ProtocolError =>
-  error instanceof ProtocolError && (error.data as { reason?: unknown } | undefined)?.reason === PRINCIPAL_BYTE_LIMIT;
+export const isPrincipalByteLimit = (error: unknown): error is ProtocolError => error instanceof ProtocolError && (error.data as { reason?: unknown } | undefined)?.reason === PRINCIPAL_BYTE_LIMIT;

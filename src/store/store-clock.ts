@@ -49,7 +49,9 @@ export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTrip
     now: () => Math.floor(local() + offset),
     sync() {
       if (store.time === undefined || local() - measured < resyncMs) return Promise.resolve();
-      measuring ??= measure().catch(() => {}).finally(() => (measuring = undefined));
+      measuring ??= measure()
+        .catch(() => {})
+        .finally(() => (measuring = undefined));
       return measured === -Infinity ? measuring : Promise.resolve();
     },
   };

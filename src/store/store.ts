@@ -59,4 +59,3 @@ export class StoreError extends Error {
     super(message, options);
   }
 }
-

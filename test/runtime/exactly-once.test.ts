@@ -43,14 +43,22 @@ describe.each(PATHS)("%s", (_path, liveCalls) => {
     it("a journal the store cannot keep travels in the token when it fits: the round completes, its step ran once", async () => {
       const { store, runtime, errors } = setup({ spillBytes: 64 });
       let runs = 0;
-      const big = tool({ name: "big", description: "", input: z.object({}), *run() {
-        yield* elicit("go?", Ok, { key: "go" });
-        const blob = yield* step("blob", () => (runs++, "x".repeat(2000)));
-        return `${blob.length} ${(yield* elicit("more?", Ok, { key: "more" })).action}`;
-      } });
+      const big = tool({
+        name: "big",
+        description: "",
+        input: z.object({}),
+        *run() {
+          yield* elicit("go?", Ok, { key: "go" });
+          const blob = yield* step("blob", () => (runs++, "x".repeat(2000)));
+          return `${blob.length} ${(yield* elicit("more?", Ok, { key: "more" })).action}`;
+        },
+      });
       const r1 = (await runtime.callTool(big, { name: "big", arguments: {} }, elicitOnly)) as { requestState: string };
       store.arm({ kind, when: (op, key) => op === "set" && key.startsWith("state:") });
-      const r2 = (await runtime.callTool(big, { name: "big", arguments: {}, requestState: r1.requestState, inputResponses: { go: accept({ ok: true }) } }, elicitOnly)) as { resultType: string; requestState: string };
+      const r2 = (await runtime.callTool(big, { name: "big", arguments: {}, requestState: r1.requestState, inputResponses: { go: accept({ ok: true }) } }, elicitOnly)) as {
+        resultType: string;
+        requestState: string;
+      };
       expect(r2.resultType).toBe("input_required");
       expect(store.failed).toEqual([expect.stringMatching(/^set state:/)]);
       expect(errors.map((e) => (e.error as Error).message)).toEqual([expect.stringContaining("injected")]);
@@ -64,12 +72,17 @@ describe.each(PATHS)("%s", (_path, liveCalls) => {
     it("too large for the token: store_unavailable, and the retry continues from the steps that ran", async () => {
       const { store, runtime } = setup({ spillBytes: 64, state: { keys, maxTokenBytes: 1500 } });
       let runs = 0;
-      const big = tool({ name: "big", description: "", input: z.object({}), *run(_i, ctx) {
-        yield* elicit("go?", Ok, { key: "go" });
-        const receipt = yield* step("charge", () => (runs++, `${ctx.idempotencyKey("charge")}:${"x".repeat(2000)}`));
-        const more = yield* elicit("more?", Ok, { key: "more" });
-        return `${receipt.slice(0, 20)} ${more.action}`;
-      } });
+      const big = tool({
+        name: "big",
+        description: "",
+        input: z.object({}),
+        *run(_i, ctx) {
+          yield* elicit("go?", Ok, { key: "go" });
+          const receipt = yield* step("charge", () => (runs++, `${ctx.idempotencyKey("charge")}:${"x".repeat(2000)}`));
+          const more = yield* elicit("more?", Ok, { key: "more" });
+          return `${receipt.slice(0, 20)} ${more.action}`;
+        },
+      });
       const r1 = (await runtime.callTool(big, { name: "big", arguments: {} }, elicitOnly)) as { requestState: string };
       const round2 = { name: "big", arguments: {}, requestState: r1.requestState, inputResponses: { go: accept({ ok: true }) } };
       store.arm({ kind, when: (op, key) => op === "set" && key.startsWith("state:") });
@@ -82,7 +95,9 @@ describe.each(PATHS)("%s", (_path, liveCalls) => {
       expect(runs).toBe(1);
       // And that response is now the round's: repeated, it is answered from the store.
       expect(await runtime.callTool(big, round2, elicitOnly)).toEqual(r2);
-      const done = (await runtime.callTool(big, { name: "big", arguments: {}, requestState: r2.requestState, inputResponses: { more: accept({ ok: true }) } }, elicitOnly)) as unknown as { content: Array<{ text: string }> };
+      const done = (await runtime.callTool(big, { name: "big", arguments: {}, requestState: r2.requestState, inputResponses: { more: accept({ ok: true }) } }, elicitOnly)) as unknown as {
+        content: Array<{ text: string }>;
+      };
       expect(done.content[0]!.text).toMatch(/^mcpy-\S+ accept$/);
       expect(runs).toBe(1);
     });
@@ -90,13 +105,20 @@ describe.each(PATHS)("%s", (_path, liveCalls) => {
     it("the task record at runAsTask(): the retry finds the same task, and the step before it ran once", async () => {
       const { store, runtime } = setup();
       const runs = { before: 0, after: 0 };
-      const job = tool({ name: "job", description: "", input: z.object({}), task: "optional", taskFrom: "runAsTask", async *run() {
-        yield* elicit("start?", Ok, { key: "start" });
-        yield* step("before", () => runs.before++);
-        yield* runAsTask("working");
-        yield* step("after", () => runs.after++);
-        return "done";
-      } });
+      const job = tool({
+        name: "job",
+        description: "",
+        input: z.object({}),
+        task: "optional",
+        taskFrom: "runAsTask",
+        async *run() {
+          yield* elicit("start?", Ok, { key: "start" });
+          yield* step("before", () => runs.before++);
+          yield* runAsTask("working");
+          yield* step("after", () => runs.after++);
+          return "done";
+        },
+      });
       const r1 = (await runtime.callTool(job, { name: "job", arguments: {} }, tasksToo)) as { requestState: string };
       const round2 = { name: "job", arguments: {}, requestState: r1.requestState, inputResponses: { start: accept({ ok: true }) } };
       store.arm({ kind, when: (op, key) => op === "add" && key.startsWith("task:") });
@@ -124,14 +146,26 @@ describe.each(PATHS)("%s", (_path, liveCalls) => {
         throw new Error("schema bug");
       });
       const defs = [
-        tool({ name: "refines", description: "", input: z.object({}), output: throwing, *run() {
-          yield* elicit("go?", Ok, { key: "go" });
-          return { n: yield* step("n", () => ++runs) };
-        } }),
-        tool({ name: "big", description: "", input: z.object({}), output: z.object({ n: z.bigint() }), *run() {
-          yield* elicit("go?", Ok, { key: "go" });
-          return { n: BigInt(yield* step("n", () => ++runs)) };
-        } }),
+        tool({
+          name: "refines",
+          description: "",
+          input: z.object({}),
+          output: throwing,
+          *run() {
+            yield* elicit("go?", Ok, { key: "go" });
+            return { n: yield* step("n", () => ++runs) };
+          },
+        }),
+        tool({
+          name: "big",
+          description: "",
+          input: z.object({}),
+          output: z.object({ n: z.bigint() }),
+          *run() {
+            yield* elicit("go?", Ok, { key: "go" });
+            return { n: BigInt(yield* step("n", () => ++runs)) };
+          },
+        }),
       ];
       for (const def of defs) {
         const r1 = (await runtime.callTool(def, { name: def.name, arguments: {} }, elicitOnly)) as { requestState: string };
@@ -148,14 +182,19 @@ describe.each(PATHS)("%s", (_path, liveCalls) => {
   describe("-32021 can be retried as it says", () => {
     const Topic = z.object({ topic: z.string() });
     function asker(runs: { n: number }) {
-      return tool({ name: "ask", description: "", input: z.object({}), *run() {
-        const topic = yield* elicit("topic?", Topic, { key: "topic" });
-        if (topic.action !== "accept") return "no topic";
-        const id = yield* step("reserve", () => ++runs.n);
-        const summary = yield* sample({ messages: [{ role: "user", content: { type: "text", text: topic.content.topic } }], maxTokens: 10 }, { key: "summary" });
-        const content = summary.content as { type: string; text?: string };
-        return `${id}: ${content.text ?? "?"}`;
-      } });
+      return tool({
+        name: "ask",
+        description: "",
+        input: z.object({}),
+        *run() {
+          const topic = yield* elicit("topic?", Topic, { key: "topic" });
+          if (topic.action !== "accept") return "no topic";
+          const id = yield* step("reserve", () => ++runs.n);
+          const summary = yield* sample({ messages: [{ role: "user", content: { type: "text", text: topic.content.topic } }], maxTokens: 10 }, { key: "summary" });
+          const content = summary.content as { type: string; text?: string };
+          return `${id}: ${content.text ?? "?"}`;
+        },
+      });
     }
 
     it("the retry that declares the capability continues where the refused ask stood; the step before it ran once", async () => {
@@ -171,18 +210,27 @@ describe.each(PATHS)("%s", (_path, liveCalls) => {
       const r2 = (await runtime.callTool(def, round2, withSampling)) as { resultType: string; inputRequests: Record<string, { method: string }>; requestState: string };
       expect(r2.resultType).toBe("input_required");
       expect(Object.keys(r2.inputRequests)).toEqual(["summary"]);
-      const done = await runtime.callTool(def, { name: "ask", arguments: {}, requestState: r2.requestState, inputResponses: { summary: { role: "assistant", content: { type: "text", text: "moon" }, model: "m" } } }, withSampling);
+      const done = await runtime.callTool(
+        def,
+        { name: "ask", arguments: {}, requestState: r2.requestState, inputResponses: { summary: { role: "assistant", content: { type: "text", text: "moon" }, model: "m" } } },
+        withSampling,
+      );
       expect(done).toMatchObject({ content: [{ text: "1: moon" }] });
       expect(runs.n).toBe(1);
     });
 
     it("a -32021 before any step frees the state: the retry that declares the capability runs", async () => {
       const { runtime } = setup();
-      const def = tool({ name: "s", description: "", input: z.object({}), *run() {
-        yield* elicit("go?", Ok, { key: "go" });
-        const out = yield* sample({ messages: [], maxTokens: 1 }, { key: "s" });
-        return out.model;
-      } });
+      const def = tool({
+        name: "s",
+        description: "",
+        input: z.object({}),
+        *run() {
+          yield* elicit("go?", Ok, { key: "go" });
+          const out = yield* sample({ messages: [], maxTokens: 1 }, { key: "s" });
+          return out.model;
+        },
+      });
       const r1 = (await runtime.callTool(def, { name: "s", arguments: {} }, elicitOnly)) as { requestState: string };
       const round2 = { name: "s", arguments: {}, requestState: r1.requestState, inputResponses: { go: accept({ ok: true }) } };
       await expect(runtime.callTool(def, round2, elicitOnly)).rejects.toMatchObject({ code: -32021 });

@@ -30,9 +30,15 @@ async function connectLegacy() {
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
   await client.connect(b);
-  return { client, asked, close: async () => { await client.close(); await server.close(); } };
+  return {
+    client,
+    asked,
+    close: async () => {
+      await client.close();
+      await server.close();
+    },
+  };
 }
-
 
 describe("2025-era clients through the SDK's legacy shim", () => {
   it("book_flight, plan_trip and workspace_summary complete", async () => {

@@ -20,7 +20,14 @@ const caps = { clientCapabilities: { elicitation: {}, sampling: {}, roots: {} } 
 describe("replay properties", () => {
   it.each(Object.entries(servings))("random programs, %s: every step runs once, every ask gets the answer given for it", async (_how, serving) => {
     type Op = { t: "step" } | { t: "ask" } | { t: "all"; n: number };
-    const program = fc.array(fc.oneof(fc.constant<Op>({ t: "step" }), fc.constant<Op>({ t: "ask" }), fc.integer({ min: 1, max: 3 }).map<Op>((n) => ({ t: "all", n }))), { maxLength: 12 });
+    const program = fc.array(
+      fc.oneof(
+        fc.constant<Op>({ t: "step" }),
+        fc.constant<Op>({ t: "ask" }),
+        fc.integer({ min: 1, max: 3 }).map<Op>((n) => ({ t: "all", n })),
+      ),
+      { maxLength: 12 },
+    );
     await fc.assert(
       fc.asyncProperty(program, fc.integer(), async (ops, seed) => {
         const runs = new Map<string, number>();
@@ -32,10 +39,12 @@ describe("replay properties", () => {
             const seen: unknown[] = [];
             for (const [i, op] of ops.entries()) {
               if (op.t === "step") {
-                seen.push(yield* step(`s${i}`, () => {
-                  runs.set(`s${i}`, (runs.get(`s${i}`) ?? 0) + 1);
-                  return `${seed}:${i}`;
-                }));
+                seen.push(
+                  yield* step(`s${i}`, () => {
+                    runs.set(`s${i}`, (runs.get(`s${i}`) ?? 0) + 1);
+                    return `${seed}:${i}`;
+                  }),
+                );
               } else if (op.t === "ask") {
                 const a = yield* elicit(`q${i}`, z.object({ v: z.string() }));
                 seen.push(a.action === "accept" ? a.content.v : a.action);
@@ -49,9 +58,7 @@ describe("replay properties", () => {
         });
         // Every ask is answered with its own message, so a misdelivered answer shows.
         const sim = await simulate(def, {}, (req) => accept({ v: `answer to ${(req.params as { message: string }).message}` }), { runtime: serving() });
-        const expected = ops.map((op, i) =>
-          op.t === "step" ? `${seed}:${i}` : op.t === "ask" ? `answer to q${i}` : Array.from({ length: op.n }, (_, j) => `answer to q${i}.${j}`).join("+"),
-        );
+        const expected = ops.map((op, i) => (op.t === "step" ? `${seed}:${i}` : op.t === "ask" ? `answer to q${i}` : Array.from({ length: op.n }, (_, j) => `answer to q${i}.${j}`).join("+")));
         expect(JSON.parse(String(sim.result.content[0]!.text))).toEqual(expected);
         expect([...runs.values()].every((n) => n === 1)).toBe(true);
         expect(sim.rounds).toHaveLength(ops.filter((o) => o.t !== "step").length);
@@ -61,13 +68,7 @@ describe("replay properties", () => {
   });
 
   it("programs that mutate what effects return, branch on ctx.can and record rich values give one result on every path", async () => {
-    type Op =
-      | { t: "step"; rich: boolean }
-      | { t: "mutate"; target: number }
-      | { t: "ask" }
-      | { t: "all"; n: number }
-      | { t: "can"; kind: "sampling" | "roots" }
-      | { t: "now" };
+    type Op = { t: "step"; rich: boolean } | { t: "mutate"; target: number } | { t: "ask" } | { t: "all"; n: number } | { t: "can"; kind: "sampling" | "roots" } | { t: "now" };
     const op = fc.oneof(
       fc.boolean().map<Op>((rich) => ({ t: "step", rich })),
       fc.nat(20).map<Op>((target) => ({ t: "mutate", target })),
@@ -81,7 +82,12 @@ describe("replay properties", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { maxLength: 10 }), async (ops) => {
         const outcomes: string[] = [];
-        for (const options of [{ paths: "resume" }, { paths: "replay" }, { paths: "both" }, { runtime: [createRuntime({ state: { keys } }), createRuntime({ state: { keys } })] }] as SimulateOptions[]) {
+        for (const options of [
+          { paths: "resume" },
+          { paths: "replay" },
+          { paths: "both" },
+          { runtime: [createRuntime({ state: { keys } }), createRuntime({ state: { keys } })] },
+        ] as SimulateOptions[]) {
           const runs = new Map<string, number>();
           const def = tool({
             name: "mutating",
@@ -92,10 +98,12 @@ describe("replay properties", () => {
               const seen: unknown[] = [];
               for (const [i, o] of ops.entries()) {
                 if (o.t === "step") {
-                  held.push(yield* step(`s${i}`, () => {
-                    runs.set(`s${i}`, (runs.get(`s${i}`) ?? 0) + 1);
-                    return o.rich ? { list: [i], at: new Date(i) } : { list: [i] };
-                  }));
+                  held.push(
+                    yield* step(`s${i}`, () => {
+                      runs.set(`s${i}`, (runs.get(`s${i}`) ?? 0) + 1);
+                      return o.rich ? { list: [i], at: new Date(i) } : { list: [i] };
+                    }),
+                  );
                 } else if (o.t === "mutate") {
                   const h = held[o.target % Math.max(held.length, 1)];
                   h?.list.push(h.list.length); // code changes a value an effect returned
@@ -116,7 +124,10 @@ describe("replay properties", () => {
               return JSON.stringify({ seen, held });
             },
           });
-          const sim = await simulate(def, {}, (req) => (req.method === "sampling/createMessage" ? sampled("s", "model") : accept({ v: (req.params as { message: string }).message })), { ...options, capabilities });
+          const sim = await simulate(def, {}, (req) => (req.method === "sampling/createMessage" ? sampled("s", "model") : accept({ v: (req.params as { message: string }).message })), {
+            ...options,
+            capabilities,
+          });
           expect([...runs.values()].every((n) => n === 1)).toBe(true);
           outcomes.push(String(sim.result.content[0]!.text));
         }
@@ -129,20 +140,29 @@ describe("replay properties", () => {
   it("arbitrary answers never crash a round and never book without a valid confirm", async () => {
     const first = (await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" } }, caps)) as { requestState: string };
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.anything(), fc.record({ action: fc.constantFrom("accept", "decline", "cancel", "x"), content: fc.anything() }, { requiredKeys: ["action"] })), fc.constantFrom("confirm", "other", "__proto__"), async (answer, key) => {
-        const responses: Record<string, unknown> = {};
-        Object.defineProperty(responses, key, { value: answer, enumerable: true });
-        let result: Awaited<ReturnType<typeof runtime.callTool>>;
-        try {
-          result = await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" }, requestState: first.requestState, inputResponses: responses }, caps);
-        } catch (e) {
-          expect(e).toBeInstanceOf(ProtocolError);
-          return;
-        }
-        const valid = key === "confirm" && typeof answer === "object" && answer !== null && (answer as { action?: unknown }).action === "accept" && (answer as { content?: { confirm?: unknown } }).content?.confirm === true;
-        const booked = result.resultType === "complete" && !result.isError && String(result.content[0]?.text).startsWith("Booked");
-        expect(booked).toBe(valid);
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.anything(), fc.record({ action: fc.constantFrom("accept", "decline", "cancel", "x"), content: fc.anything() }, { requiredKeys: ["action"] })),
+        fc.constantFrom("confirm", "other", "__proto__"),
+        async (answer, key) => {
+          const responses: Record<string, unknown> = {};
+          Object.defineProperty(responses, key, { value: answer, enumerable: true });
+          let result: Awaited<ReturnType<typeof runtime.callTool>>;
+          try {
+            result = await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" }, requestState: first.requestState, inputResponses: responses }, caps);
+          } catch (e) {
+            expect(e).toBeInstanceOf(ProtocolError);
+            return;
+          }
+          const valid =
+            key === "confirm" &&
+            typeof answer === "object" &&
+            answer !== null &&
+            (answer as { action?: unknown }).action === "accept" &&
+            (answer as { content?: { confirm?: unknown } }).content?.confirm === true;
+          const booked = result.resultType === "complete" && !result.isError && String(result.content[0]?.text).startsWith("Booked");
+          expect(booked).toBe(valid);
+        },
+      ),
       { numRuns: 1000 },
     );
   });

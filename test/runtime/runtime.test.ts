@@ -92,9 +92,7 @@ describe("replay", () => {
         return `${sum} ${names.join(",")}`;
       },
     });
-    const sim = await simulate(loop, { limit: 40 }, (req) =>
-      (req.params as { message: string }).message.startsWith("odd") ? accept({ name: "x" }) : accept({ n: 5 }),
-    );
+    const sim = await simulate(loop, { limit: 40 }, (req) => ((req.params as { message: string }).message.startsWith("odd") ? accept({ name: "x" }) : accept({ n: 5 })));
     // 9 additions to pass 40, 5 odd totals (5, 15, 25, 35, 45) → 14 asks, 14 rounds.
     expect(textOf(sim.result)).toBe("45 x,x,x,x,x");
     expect(sim.rounds).toHaveLength(14);
@@ -166,11 +164,15 @@ describe("all()", () => {
 
   it("keeps answers that arrived and asks again only for the missing or invalid ones", async () => {
     let whoAnswers = 0;
-    const sim = await simulate(both, {}, {
-      who: () => (++whoAnswers === 1 ? accept({ name: "" }) : decline()), // invalid first, then decline
-      roots: [roots("file:///a"), roots("file:///SHOULD-NOT-BE-ASKED")],
-      s: [() => ({ nope: 1 }), () => ({ nope: 2 }), sampled("x", "m2")],
-    });
+    const sim = await simulate(
+      both,
+      {},
+      {
+        who: () => (++whoAnswers === 1 ? accept({ name: "" }) : decline()), // invalid first, then decline
+        roots: [roots("file:///a"), roots("file:///SHOULD-NOT-BE-ASKED")],
+        s: [() => ({ nope: 1 }), () => ({ nope: 2 }), sampled("x", "m2")],
+      },
+    );
     expect(sim.rounds.map((r) => Object.keys(r.inputRequests).sort())).toEqual([["roots", "s", "who"], ["s", "who"], ["s"]]);
     expect(textOf(sim.result)).toBe("decline file:///a m2");
   });
@@ -250,9 +252,13 @@ describe("the wire round by round", () => {
     const other = createRuntime({ state: { keys: [testKey("o", 6)] } });
     const foreign = (await other.callTool(ask, { name: "ask", arguments: {} }, info)) as { requestState: string };
     await expectProtocolError(call({ requestState: foreign.requestState }), -32602, "unknown_key");
-    await expectProtocolError(runtime.callTool(ask, { name: "ask", arguments: {} }, { ...info, principal: "bob" }).then((r) =>
-      runtime.callTool(ask, { name: "ask", arguments: {}, requestState: (r as { requestState: string }).requestState }, { ...info, principal: "eve" }),
-    ), -32602, "wrong_binding");
+    await expectProtocolError(
+      runtime
+        .callTool(ask, { name: "ask", arguments: {} }, { ...info, principal: "bob" })
+        .then((r) => runtime.callTool(ask, { name: "ask", arguments: {}, requestState: (r as { requestState: string }).requestState }, { ...info, principal: "eve" })),
+      -32602,
+      "wrong_binding",
+    );
   });
 
   it("invalid arguments are a -32602 error naming the argument", async () => {
@@ -277,7 +283,18 @@ describe("the wire round by round", () => {
     const urlOnly = await runtime.callTool(degrade, { name: "degrade", arguments: {} }, { clientCapabilities: { elicitation: { url: {} }, sampling: {} } });
     expect(Object.values((urlOnly as { inputRequests: Record<string, { method: string }> }).inputRequests)[0]!.method).toBe("sampling/createMessage");
     const e = await expectProtocolError(
-      runtime.callTool(tool({ name: "u", description: "", input: z.object({}), *run() { return (yield* elicitUrl("go", "https://example.com/x")).action; } }), { name: "u", arguments: {} }, { clientCapabilities: { elicitation: {} } }),
+      runtime.callTool(
+        tool({
+          name: "u",
+          description: "",
+          input: z.object({}),
+          *run() {
+            return (yield* elicitUrl("go", "https://example.com/x")).action;
+          },
+        }),
+        { name: "u", arguments: {} },
+        { clientCapabilities: { elicitation: {} } },
+      ),
       -32021,
     );
     expect(e.data?.requiredCapabilities).toEqual({ elicitation: { url: {} } });
@@ -304,7 +321,11 @@ describe("the wire round by round", () => {
       const first = (await rt.callTool(destructured, { name: "destructured", arguments: {} }, { clientCapabilities: everything })) as { requestState: string; inputRequests: Record<string, unknown> };
       const [k] = Object.keys(first.inputRequests);
       // The second request declares no sampling: the `can` before the ask answers what the first round recorded.
-      const done = await rt.callTool(destructured, { name: "destructured", arguments: {}, requestState: first.requestState, inputResponses: { [k!]: { action: "accept", content: { name: "x" } } } }, { clientCapabilities: { elicitation: {} } });
+      const done = await rt.callTool(
+        destructured,
+        { name: "destructured", arguments: {}, requestState: first.requestState, inputResponses: { [k!]: { action: "accept", content: { name: "x" } } } },
+        { clientCapabilities: { elicitation: {} } },
+      );
       expect(textOf(done as { content: Array<Record<string, unknown>> })).toBe("true accept");
       expect(seen).toHaveLength(1);
       // The `can` after the ask is a new position: answered by this round's request (no
@@ -353,7 +374,16 @@ describe("divergence", () => {
 
   it("refuses to deliver an answer to a different ask at the same key", async () => {
     const r1 = (await runtime.callTool(make("b"), { name: "div", arguments: {} }, info)) as { requestState: string };
-    const reworded = tool({ name: "div", description: "", input: z.object({}), *run() { yield* step("a", () => 1); yield* elicit("DELETE EVERYTHING?", Name); return "x"; } });
+    const reworded = tool({
+      name: "div",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* step("a", () => 1);
+        yield* elicit("DELETE EVERYTHING?", Name);
+        return "x";
+      },
+    });
     const e = await expectProtocolError(
       runtime.callTool(reworded, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-0": accept({ name: "x" }) } }, info),
       -32602,
@@ -365,7 +395,16 @@ describe("divergence", () => {
   describe("names the part of an ask that changed, on a replay in production (no double-run)", () => {
     const Other = z.object({ name: z.string(), age: z.number().optional() });
     const asker = (message: string, schema: z.ZodObject = Name, key?: string) =>
-      tool({ name: "div", description: "", input: z.object({}), *run() { yield* elicit("first?", Name); yield* elicit(message, schema as typeof Name, key ? { key } : {}); return "x"; } });
+      tool({
+        name: "div",
+        description: "",
+        input: z.object({}),
+        *run() {
+          yield* elicit("first?", Name);
+          yield* elicit(message, schema as typeof Name, key ? { key } : {});
+          return "x";
+        },
+      });
     // Two rounds answered with the old code, so the changed ask is a replayed record.
     async function replayed(old: ReturnType<typeof asker>, changed: ReturnType<typeof asker>, keys: [string, string] = ["elicit-0", "elicit-1"]) {
       const fresh = createRuntime({ state: { keys: [key] }, liveCalls: 0, onError: () => {} });
@@ -374,7 +413,11 @@ describe("divergence", () => {
       const r3 = (await fresh.callTool(old, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { [keys[1]]: accept({ name: "b" }) } }, info)) as { resultType: string };
       expect(r3.resultType).toBe("complete");
       // The client repeats the last round (no store: allowed) after a deployment changed the code.
-      return expectProtocolError(fresh.callTool(changed, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { [keys[1]]: accept({ name: "b" }) } }, info), -32602, "journal_divergence");
+      return expectProtocolError(
+        fresh.callTool(changed, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { [keys[1]]: accept({ name: "b" }) } }, info),
+        -32602,
+        "journal_divergence",
+      );
     }
 
     it("the message text, showing the new text", async () => {
@@ -390,7 +433,16 @@ describe("divergence", () => {
     });
 
     it("the kind", async () => {
-      const urlAsk = tool({ name: "div", description: "", input: z.object({}), *run() { yield* elicit("first?", Name); yield* elicitUrl("Who?", "https://example.com/x", { key: "elicit-1" }); return "x"; } });
+      const urlAsk = tool({
+        name: "div",
+        description: "",
+        input: z.object({}),
+        *run() {
+          yield* elicit("first?", Name);
+          yield* elicitUrl("Who?", "https://example.com/x", { key: "elicit-1" });
+          return "x";
+        },
+      });
       const e = await replayed(asker("Who?"), urlAsk as unknown as ReturnType<typeof asker>);
       expect(e.data?.changed).toEqual(["kind"]);
       expect(e.message).toContain("the journal recorded elicit here and the code now makes elicitUrl");
@@ -401,8 +453,21 @@ describe("divergence", () => {
       const old = asker("Second?");
       const r1 = (await fresh.callTool(old, { name: "div", arguments: {} }, info)) as { requestState: string };
       const r2 = (await fresh.callTool(old, { name: "div", arguments: {}, requestState: r1.requestState, inputResponses: { "elicit-0": accept({ name: "a" }) } }, info)) as { requestState: string };
-      const changedFirst = tool({ name: "div", description: "", input: z.object({}), *run() { yield* elicit("First, reworded?", Name); yield* elicit("Second?", Name); return "x"; } });
-      const e = await expectProtocolError(fresh.callTool(changedFirst, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { "elicit-1": accept({ name: "b" }) } }, info), -32602, "journal_divergence");
+      const changedFirst = tool({
+        name: "div",
+        description: "",
+        input: z.object({}),
+        *run() {
+          yield* elicit("First, reworded?", Name);
+          yield* elicit("Second?", Name);
+          return "x";
+        },
+      });
+      const e = await expectProtocolError(
+        fresh.callTool(changedFirst, { name: "div", arguments: {}, requestState: r2.requestState, inputResponses: { "elicit-1": accept({ name: "b" }) } }, info),
+        -32602,
+        "journal_divergence",
+      );
       expect(e.data).toMatchObject({ index: 0, changed: ["text"] });
       expect(e.message).toContain('at effect #0, elicit under key "elicit-0": its message text (it is now "First, reworded?") changed');
     });
@@ -419,7 +484,17 @@ describe("results and failures", () => {
   it("a thrown error becomes a safe isError result and reaches onError", async () => {
     const errors: unknown[] = [];
     const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
-    const boom = tool({ name: "boom", description: "", input: z.object({}), *run() { yield* step("s", () => { throw new Error("db password is hunter2"); }); return "never"; } });
+    const boom = tool({
+      name: "boom",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* step("s", () => {
+          throw new Error("db password is hunter2");
+        });
+        return "never";
+      },
+    });
     const sim = await simulate(boom, {}, {}, { runtime });
     expect(sim.result.isError).toBe(true);
     expect(textOf(sim.result)).not.toContain("hunter2");
@@ -430,7 +505,15 @@ describe("results and failures", () => {
     const errors: unknown[] = [];
     const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
     for (const kind of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf", "Step", 7, undefined]) {
-      const odd = tool({ name: "odd", description: "", input: z.object({}), *run() { yield { kind } as never; return "never"; } });
+      const odd = tool({
+        name: "odd",
+        description: "",
+        input: z.object({}),
+        *run() {
+          yield { kind } as never;
+          return "never";
+        },
+      });
       expect((await simulate(odd, {}, {}, { runtime })).result.isError).toBe(true);
     }
     expect(errors).toHaveLength(8);
@@ -453,17 +536,50 @@ describe("results and failures", () => {
   it("structured output is validated against output", async () => {
     const errors: unknown[] = [];
     const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
-    const good = tool({ name: "g", description: "", input: z.object({}), output: z.object({ n: z.number() }), *run() { return { n: 1 }; } });
-    const bad = tool({ name: "b", description: "", input: z.object({}), output: z.object({ n: z.number() }), *run() { return { n: "one" } as never; } });
+    const good = tool({
+      name: "g",
+      description: "",
+      input: z.object({}),
+      output: z.object({ n: z.number() }),
+      *run() {
+        return { n: 1 };
+      },
+    });
+    const bad = tool({
+      name: "b",
+      description: "",
+      input: z.object({}),
+      output: z.object({ n: z.number() }),
+      *run() {
+        return { n: "one" } as never;
+      },
+    });
     expect((await simulate(good, {}, {}, { runtime })).result).toMatchObject({ structuredContent: { n: 1 }, content: [{ type: "text", text: '{"n":1}' }] });
     expect((await simulate(bad, {}, {}, { runtime })).result.isError).toBe(true);
     expect(errors).toHaveLength(1);
   });
 
   it("definitions refuse a bad name, a missing run or a relative resource uri", () => {
-    expect(() => tool({ name: "has space", description: "", input: z.object({}), *run() { return ""; } })).toThrow(/tool name must be/);
+    expect(() =>
+      tool({
+        name: "has space",
+        description: "",
+        input: z.object({}),
+        *run() {
+          return "";
+        },
+      }),
+    ).toThrow(/tool name must be/);
     expect(() => prompt({ name: "p", description: "", run: undefined as never })).toThrow(/prompt "p": run must be/);
-    expect(() => resource({ uri: "relative/path", name: "r", *run() { return ""; } })).toThrow(/absolute URI/);
+    expect(() =>
+      resource({
+        uri: "relative/path",
+        name: "r",
+        *run() {
+          return "";
+        },
+      }),
+    ).toThrow(/absolute URI/);
   });
 
   it("a schema outside the elicitation subset is refused with a clear message", () => {
@@ -479,17 +595,40 @@ describe("results and failures", () => {
   it("a bad schema met inside run is an author error: isError result, ElicitationSchemaError to onError", async () => {
     const errors: unknown[] = [];
     const runtime = createRuntime({ state: { keys: [key] }, onError: (e) => errors.push(e) });
-    const bad = tool({ name: "bad", description: "", input: z.object({}), *run() { yield* elicit("?", z.object({ nested: z.object({ a: z.string() }) })); return "never"; } });
+    const bad = tool({
+      name: "bad",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* elicit("?", z.object({ nested: z.object({ a: z.string() }) }));
+        return "never";
+      },
+    });
     const r = await runtime.callTool(bad, { name: "bad", arguments: {} }, { clientCapabilities: everything });
     expect(r).toMatchObject({ resultType: "complete", isError: true });
     expect(errors[0]).toBeInstanceOf(ElicitationSchemaError);
   });
 
   it("prompts and resources run rounds too", async () => {
-    const p = prompt({ name: "p", description: "d", *run() { const a = yield* elicit("context?", z.object({ context: z.string() }), { key: "context" }); return a.action === "accept" ? `Use ${a.content.context}` : "none"; } });
+    const p = prompt({
+      name: "p",
+      description: "d",
+      *run() {
+        const a = yield* elicit("context?", z.object({ context: z.string() }), { key: "context" });
+        return a.action === "accept" ? `Use ${a.content.context}` : "none";
+      },
+    });
     const sim = await simulate(p, {}, { context: accept({ context: "tests" }) });
     expect(sim.result.messages).toEqual([{ role: "user", content: { type: "text", text: "Use tests" } }]);
-    const r = resource({ uri: "demo://roots", name: "roots", mimeType: "text/plain", *run() { const rs = yield* listRoots(); return rs.map((x: Root) => x.uri).join("\n"); } });
+    const r = resource({
+      uri: "demo://roots",
+      name: "roots",
+      mimeType: "text/plain",
+      *run() {
+        const rs = yield* listRoots();
+        return rs.map((x: Root) => x.uri).join("\n");
+      },
+    });
     const rsim = await simulate(r, {}, () => roots("file:///one", "file:///two"));
     expect(rsim.result.contents).toEqual([{ uri: "demo://roots", mimeType: "text/plain", text: "file:///one\nfile:///two" }]);
   });
@@ -588,7 +727,14 @@ describe("live generators (resume on the same instance)", () => {
 });
 
 describe("limits", () => {
-  const ask = tool({ name: "lim", description: "", input: z.object({}), *run() { for (;;) yield* elicit("again?", Name); } });
+  const ask = tool({
+    name: "lim",
+    description: "",
+    input: z.object({}),
+    *run() {
+      for (;;) yield* elicit("again?", Name);
+    },
+  });
   const info = { clientCapabilities: everything };
 
   it("refuses too many, too large and too deeply nested inputResponses with -32602", async () => {
@@ -608,7 +754,9 @@ describe("limits", () => {
     const runtime = createRuntime({ state: { keys: [key] }, limits: { maxRounds: 3 } });
     let state: string | undefined;
     for (let round = 1; round <= 3; round++) {
-      const r = (await runtime.callTool(ask, { name: "lim", arguments: {}, ...(state ? { requestState: state } : {}), inputResponses: { [`elicit-${round - 2}`]: accept({ name: "n" }) } }, info)) as { requestState: string };
+      const r = (await runtime.callTool(ask, { name: "lim", arguments: {}, ...(state ? { requestState: state } : {}), inputResponses: { [`elicit-${round - 2}`]: accept({ name: "n" }) } }, info)) as {
+        requestState: string;
+      };
       state = r.requestState;
     }
     const e = await expectProtocolError(runtime.callTool(ask, { name: "lim", arguments: {}, requestState: state }, info), -32602, "too_many_rounds");
@@ -618,7 +766,16 @@ describe("limits", () => {
   it("a state that would outgrow maxTokenBytes ends the call with -32603 state_too_large and reaches onError", async () => {
     const errors: unknown[] = [];
     const runtime = createRuntime({ state: { keys: [key], maxTokenBytes: 1000 }, onError: (e) => errors.push(e) });
-    const big = tool({ name: "big", description: "", input: z.object({}), *run() { yield* step("blob", () => "x".repeat(2000)); yield* elicit("more?", Name); return "never"; } });
+    const big = tool({
+      name: "big",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* step("blob", () => "x".repeat(2000));
+        yield* elicit("more?", Name);
+        return "never";
+      },
+    });
     await expectProtocolError(runtime.callTool(big, { name: "big", arguments: {} }, info), -32603, "state_too_large");
     expect(errors).toHaveLength(1);
   });
@@ -631,9 +788,29 @@ describe("limits", () => {
 describe("refusals are rejected promises", () => {
   it("a request refused by its checks rejects with its JSON-RPC error: the methods never throw synchronously", async () => {
     const runtime = createRuntime({ state: { keys: [key] } });
-    const ask = tool({ name: "ask", description: "", input: z.object({ n: z.number() }), *run() { return (yield* elicit("name?", Name)).action; } });
-    const p = prompt({ name: "p", description: "", arguments: [{ name: "topic", required: true }], *run() { return "x"; } });
-    const r = resource({ uri: "notes://one", name: "one", *run() { return "x"; } });
+    const ask = tool({
+      name: "ask",
+      description: "",
+      input: z.object({ n: z.number() }),
+      *run() {
+        return (yield* elicit("name?", Name)).action;
+      },
+    });
+    const p = prompt({
+      name: "p",
+      description: "",
+      arguments: [{ name: "topic", required: true }],
+      *run() {
+        return "x";
+      },
+    });
+    const r = resource({
+      uri: "notes://one",
+      name: "one",
+      *run() {
+        return "x";
+      },
+    });
     const info = { clientCapabilities: everything };
     const first = (await runtime.callTool(ask, { name: "ask", arguments: { n: 1 } }, info)) as { requestState: string };
     const tampered = tamperedEnd(first.requestState, 4);
@@ -657,7 +834,15 @@ describe("refusals are rejected promises", () => {
 
 describe("papercuts", () => {
   it("simulate is typed from the definition: arguments, and structuredContent from output", async () => {
-    const typed = tool({ name: "typed", description: "", input: z.object({ n: z.number() }), output: z.object({ doubled: z.number() }), *run({ n }) { return { doubled: n * 2 }; } });
+    const typed = tool({
+      name: "typed",
+      description: "",
+      input: z.object({ n: z.number() }),
+      output: z.object({ doubled: z.number() }),
+      *run({ n }) {
+        return { doubled: n * 2 };
+      },
+    });
     const sim = await simulate(typed, { n: 21 });
     expectTypeOf(sim.result.structuredContent).toEqualTypeOf<({ doubled: number } & Record<string, unknown>) | undefined>();
     expect(sim.result.structuredContent?.doubled).toBe(42);
@@ -667,7 +852,14 @@ describe("papercuts", () => {
 
   it("-32021 on a request without a capabilities envelope says the client may be speaking 2025-era", async () => {
     const runtime = createRuntime({ state: { keys: [key] } });
-    const ask = tool({ name: "a", description: "", input: z.object({}), *run() { return (yield* elicit("?", Name)).action; } });
+    const ask = tool({
+      name: "a",
+      description: "",
+      input: z.object({}),
+      *run() {
+        return (yield* elicit("?", Name)).action;
+      },
+    });
     const e = await expectProtocolError(runtime.callTool(ask, { name: "a", arguments: {} }, {}), -32021);
     expect(e.message).toMatch(/no io\.modelcontextprotocol\/clientCapabilities at all — a 2025-era client, or an SDK client not pinned to 2026-07-28/);
     // A request that declares something else gets the plain message.

@@ -75,11 +75,16 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
     cleanup.push(store);
     const runtime = await runtimeOn(store);
     let runs = 0;
-    const def = tool({ name: "two", description: "", input: z.object({}), *run() {
-      yield* elicit("first?", Ok, { key: "a" });
-      yield* step("between", () => ++runs);
-      return (yield* elicit("second?", Ok, { key: "b" })).action;
-    } });
+    const def = tool({
+      name: "two",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* elicit("first?", Ok, { key: "a" });
+        yield* step("between", () => ++runs);
+        return (yield* elicit("second?", Ok, { key: "b" })).action;
+      },
+    });
     const r1 = (await runtime.callTool(def, { name: "two", arguments: {} }, info)) as { requestState: string };
     const round2 = { name: "two", arguments: {}, requestState: r1.requestState, inputResponses: { a: accept({ ok: true }) } };
     await runtime.callTool(def, round2, info); // its response is "lost"
@@ -96,11 +101,16 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
   });
 
   /** A tool of two asks and no step: its second round runs nothing but the code between asks. */
-  const asksOnly = tool({ name: "asks", description: "", input: z.object({}), *run() {
-    const a = yield* elicit("first?", Ok, { key: "a" });
-    const b = yield* elicit("second?", Ok, { key: "b" });
-    return `${a.action}/${b.action}`;
-  } });
+  const asksOnly = tool({
+    name: "asks",
+    description: "",
+    input: z.object({}),
+    *run() {
+      const a = yield* elicit("first?", Ok, { key: "a" });
+      const b = yield* elicit("second?", Ok, { key: "b" });
+      return `${a.action}/${b.action}`;
+    },
+  });
 
   /** The store as the runtime sees it, every operation counted. */
   function counting(store: Store) {
@@ -147,13 +157,18 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
     const seen: Array<string | undefined> = [];
     let nonce = "";
     const runtime = await runtimeOn(store);
-    const claimed = tool({ name: "claimed", description: "", input: z.object({}), *run() {
-      yield* elicit("go?", Ok, { key: "go" });
-      return yield* step("act", async () => {
-        seen.push(await store.get(`redeem:${nonce}`));
-        return "acted";
-      });
-    } });
+    const claimed = tool({
+      name: "claimed",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* elicit("go?", Ok, { key: "go" });
+        return yield* step("act", async () => {
+          seen.push(await store.get(`redeem:${nonce}`));
+          return "acted";
+        });
+      },
+    });
     const r1 = (await runtime.callTool(claimed, { name: "claimed", arguments: {} }, info)) as { requestState: string };
     nonce = runtime.codec.inspect(r1.requestState).nonce;
     await runtime.callTool(claimed, { name: "claimed", arguments: {}, requestState: r1.requestState, inputResponses: { go: accept({ ok: true }) } }, info);
@@ -179,17 +194,25 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
     const store = await makeStore();
     cleanup.push(store);
     const runtime = await runtimeOn(store, { state: { keys, maxTokenBytes: 4096 } });
-    const big = tool({ name: "big", description: "", input: z.object({}), *run() {
-      const blob = yield* step("blob", () => "x".repeat(200_000));
-      const a = yield* elicit("more?", Ok, { key: "a" });
-      const b = yield* elicit("again?", Ok, { key: "b" });
-      return `${blob.length} ${a.action} ${b.action}`;
-    } });
+    const big = tool({
+      name: "big",
+      description: "",
+      input: z.object({}),
+      *run() {
+        const blob = yield* step("blob", () => "x".repeat(200_000));
+        const a = yield* elicit("more?", Ok, { key: "a" });
+        const b = yield* elicit("again?", Ok, { key: "b" });
+        return `${blob.length} ${a.action} ${b.action}`;
+      },
+    });
     const sim = await simulate(big, {}, { a: accept({ ok: true }), b: accept({ ok: true }) }, { runtime });
     expect(sim.result.content[0]!.text).toBe("200000 accept accept");
     expect(Math.max(...sim.stateBytes)).toBeLessThan(1000);
     // Without a store the token limit stands, as before.
-    await expect(simulate(big, {}, { a: accept({ ok: true }) }, { runtime: createRuntime({ state: { keys, maxTokenBytes: 4096 }, onError: () => {} }) })).rejects.toMatchObject({ code: -32603, data: { reason: "state_too_large" } });
+    await expect(simulate(big, {}, { a: accept({ ok: true }) }, { runtime: createRuntime({ state: { keys, maxTokenBytes: 4096 }, onError: () => {} }) })).rejects.toMatchObject({
+      code: -32603,
+      data: { reason: "state_too_large" },
+    });
   });
 });
 
@@ -226,11 +249,13 @@ describe("expiry", () => {
 
 describe.each(kinds)("three instances sharing $name", (kind) => {
   it("repeated and concurrent duplicates of every round, each to a random instance: each step runs once, every duplicate gets the same response", async () => {
-    const instances = await Promise.all(Array.from({ length: 3 }, async () => {
-      const store = await kind.make();
-      cleanup.push(store);
-      return runtimeOn(store, { liveCalls: 0 });
-    }));
+    const instances = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const store = await kind.make();
+        cleanup.push(store);
+        return runtimeOn(store, { liveCalls: 0 });
+      }),
+    );
     const { def, runs } = counted();
     for (let call = 0; call < 5; call++) {
       const pick = () => instances[Math.floor(Math.random() * instances.length)]!;
@@ -251,15 +276,20 @@ describe.each(kinds)("three instances sharing $name", (kind) => {
     cleanup.push(proxy, runtime, store);
     let charges = 0;
     let crashDuringCharge = false;
-    const def = tool({ name: "pay", description: "", input: z.object({}), *run(_i, ctx) {
-      const ok = yield* elicit("Pay?", Ok, { key: "confirm" });
-      if (ok.action !== "accept") return "cancelled";
-      return yield* step("charge", async () => {
-        charges++;
-        if (crashDuringCharge) proxy.cut(); // the store dies while the round runs
-        return `charged R-${ctx.idempotencyKey("charge").slice(5, 13)}`;
-      });
-    } });
+    const def = tool({
+      name: "pay",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        const ok = yield* elicit("Pay?", Ok, { key: "confirm" });
+        if (ok.action !== "accept") return "cancelled";
+        return yield* step("charge", async () => {
+          charges++;
+          if (crashDuringCharge) proxy.cut(); // the store dies while the round runs
+          return `charged R-${ctx.idempotencyKey("charge").slice(5, 13)}`;
+        });
+      },
+    });
     const start = async () => (await runtime.callTool(def, { name: "pay", arguments: {} }, info)) as { requestState: string };
     const finalOf = (state: string) => ({ name: "pay", arguments: {}, requestState: state, inputResponses: { confirm: accept({ ok: true }) } });
 
@@ -299,7 +329,13 @@ describe.each(kinds)("three instances sharing $name", (kind) => {
 
 async function waitForStore(store: Store): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    if (await store.get("ping").then(() => true, () => false)) return;
+    if (
+      await store.get("ping").then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error("the store did not come back");
@@ -310,10 +346,15 @@ describe("a codec the application brings", () => {
     // Not base64url: the runtime may splice only its own codecs' tokens into the record unscanned.
     const { createStateCodec } = await import("mcp-yield");
     const inner = createStateCodec({ keys });
-    const quoted = { ...inner, seal: (claims: Parameters<typeof inner.seal>[0]) => `${inner.seal(claims)}"\\`, mint: (claims: Parameters<typeof inner.mint>[0]) => {
-      const minted = inner.mint(claims);
-      return { ...minted, token: `${minted.token}"\\` };
-    }, open: (token: string, binding: Parameters<typeof inner.open>[1]) => inner.open(token.endsWith('"\\') ? token.slice(0, -2) : token, binding) };
+    const quoted = {
+      ...inner,
+      seal: (claims: Parameters<typeof inner.seal>[0]) => `${inner.seal(claims)}"\\`,
+      mint: (claims: Parameters<typeof inner.mint>[0]) => {
+        const minted = inner.mint(claims);
+        return { ...minted, token: `${minted.token}"\\` };
+      },
+      open: (token: string, binding: Parameters<typeof inner.open>[1]) => inner.open(token.endsWith('"\\') ? token.slice(0, -2) : token, binding),
+    };
     const store = createMemoryStore();
     const runtime = createRuntime({ state: quoted, store, liveCalls: 0 });
     cleanup.push(runtime, store);

@@ -30,7 +30,8 @@ type Step = { resultType: string; requestState?: string };
 async function threeRounds(options: Partial<RuntimeOptions>): Promise<RoundTrace[]> {
   const traces: RoundTrace[] = [];
   const runtime: Runtime = createRuntime({ state: { keys }, onRound: (t) => traces.push(t), ...options });
-  const call = (requestState?: string, inputResponses?: Record<string, unknown>) => runtime.callTool(plan, { name: "plan", arguments: {}, ...(requestState ? { requestState, inputResponses } : {}) }, caps) as Promise<Step>;
+  const call = (requestState?: string, inputResponses?: Record<string, unknown>) =>
+    runtime.callTool(plan, { name: "plan", arguments: {}, ...(requestState ? { requestState, inputResponses } : {}) }, caps) as Promise<Step>;
   const r1 = await call();
   const r2 = await call(r1.requestState, { "elicit-0": { action: "accept", content: { name: "a" } } });
   await call(r2.requestState, { "elicit-1": { action: "accept", content: { name: "b" } } });
@@ -40,7 +41,16 @@ async function threeRounds(options: Partial<RuntimeOptions>): Promise<RoundTrace
 describe("round traces", () => {
   it("each round: path, records replayed, steps run, asks, state sizes, outcome — resumed", async () => {
     const [r1, r2, r3] = await threeRounds({});
-    expect(r1).toMatchObject({ method: "tools/call", target: "plan", round: 1, path: "first", replayed: 0, asks: [{ key: "elicit-0", method: "elicitation/create" }], stateBytesIn: 0, outcome: "input_required" });
+    expect(r1).toMatchObject({
+      method: "tools/call",
+      target: "plan",
+      round: 1,
+      path: "first",
+      replayed: 0,
+      asks: [{ key: "elicit-0", method: "elicitation/create" }],
+      stateBytesIn: 0,
+      outcome: "input_required",
+    });
     expect(r1!.steps.map((s) => [s.name, s.ok])).toEqual([["search", true]]);
     expect(r1!.stateBytesOut).toBeGreaterThan(100);
     expect(r2).toMatchObject({ round: 2, path: "resumed", replayed: 0, stateBytesIn: r1!.stateBytesOut, outcome: "input_required" });
@@ -59,9 +69,20 @@ describe("round traces", () => {
 
   it("errors and author failures are traced, and an observer that throws changes nothing", async () => {
     const traces: RoundTrace[] = [];
-    const runtime = createRuntime({ state: { keys }, onError: () => {}, onRound: (t) => { traces.push(t); throw new Error("observer bug"); } });
+    const runtime = createRuntime({
+      state: { keys },
+      onError: () => {},
+      onRound: (t) => {
+        traces.push(t);
+        throw new Error("observer bug");
+      },
+    });
     const r1 = (await runtime.callTool(plan, { name: "plan", arguments: { fail: true } }, caps)) as Step;
-    const failed = (await runtime.callTool(plan, { name: "plan", arguments: { fail: true }, requestState: r1.requestState, inputResponses: { "elicit-0": { action: "accept", content: { name: "a" } } } }, caps)) as { isError?: boolean };
+    const failed = (await runtime.callTool(
+      plan,
+      { name: "plan", arguments: { fail: true }, requestState: r1.requestState, inputResponses: { "elicit-0": { action: "accept", content: { name: "a" } } } },
+      caps,
+    )) as { isError?: boolean };
     expect(failed.isError).toBe(true);
     expect(traces[1]).toMatchObject({ outcome: "author_error", steps: [{ name: "price", ok: false }] });
     await expect(runtime.callTool(plan, { name: "plan", arguments: { fail: true }, requestState: tamperedEnd(r1.requestState!, 2) }, caps)).rejects.toBeInstanceOf(ProtocolError);
@@ -101,8 +122,14 @@ describe("round traces", () => {
       expect(run2!.steps.map((s) => s.name)).toEqual(["price"]);
       expect(run3).toMatchObject({ taskId, round: 3, path: "resumed", outcome: "complete", steps: [] });
       expect(new Set(traces.map((t) => t.callId)).size).toBe(1);
-      expect(formatRoundTrace(start!)).toMatch(new RegExp(`^\\[mcp-yield\\] tools/call plan_task round 1, first, \\d+(\\.\\d)? ms → task ${taskId.slice(0, 8).replace(/[-]/g, "\\-")} \\(call [0-9a-f]{8}\\)$`));
-      expect(formatRoundTrace(run2!)).toMatch(new RegExp(`^\\[mcp-yield\\] tools/call plan_task task ${taskId.slice(0, 8).replace(/[-]/g, "\\-")} run 2, resumed, steps price \\d+(\\.\\d)? ms, asked elicit-1, \\d+(\\.\\d)? ms → input_required`));
+      expect(formatRoundTrace(start!)).toMatch(
+        new RegExp(`^\\[mcp-yield\\] tools/call plan_task round 1, first, \\d+(\\.\\d)? ms → task ${taskId.slice(0, 8).replace(/[-]/g, "\\-")} \\(call [0-9a-f]{8}\\)$`),
+      );
+      expect(formatRoundTrace(run2!)).toMatch(
+        new RegExp(
+          `^\\[mcp-yield\\] tools/call plan_task task ${taskId.slice(0, 8).replace(/[-]/g, "\\-")} run 2, resumed, steps price \\d+(\\.\\d)? ms, asked elicit-1, \\d+(\\.\\d)? ms → input_required`,
+        ),
+      );
     } finally {
       await runtime.close();
     }
@@ -144,7 +171,9 @@ describe("round traces", () => {
 
   it("one log line per round", async () => {
     const [, r2] = await threeRounds({ liveCalls: 0 });
-    expect(formatRoundTrace(r2!)).toMatch(/^\[mcp-yield\] tools\/call plan round 2, replayed 1 record, steps price \d+(\.\d)? ms, asked elicit-1, state \d+ → \d+ B, \d+(\.\d)? ms → input_required \(call [0-9a-f]{8}\)$/);
+    expect(formatRoundTrace(r2!)).toMatch(
+      /^\[mcp-yield\] tools\/call plan round 2, replayed 1 record, steps price \d+(\.\d)? ms, asked elicit-1, state \d+ → \d+ B, \d+(\.\d)? ms → input_required \(call [0-9a-f]{8}\)$/,
+    );
   });
 });
 
@@ -157,7 +186,14 @@ describe("OpenTelemetry spans (mcp-yield/otel)", () => {
     const spans = exporter.getFinishedSpans();
     const rounds = spans.filter((s) => s.name.startsWith("tools/call plan round"));
     expect(rounds.map((s) => s.name)).toEqual(["tools/call plan round 1", "tools/call plan round 2", "tools/call plan round 3"]);
-    expect(rounds[1]!.attributes).toMatchObject({ "mcp.method.name": "tools/call", "mcp_yield.round": 2, "mcp_yield.path": "replayed", "mcp_yield.replayed": 1, "mcp_yield.asks": ["elicit-1"], "mcp_yield.outcome": "input_required" });
+    expect(rounds[1]!.attributes).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "mcp_yield.round": 2,
+      "mcp_yield.path": "replayed",
+      "mcp_yield.replayed": 1,
+      "mcp_yield.asks": ["elicit-1"],
+      "mcp_yield.outcome": "input_required",
+    });
     expect(rounds[1]!.attributes["mcp_yield.call_id"]).toBe(rounds[0]!.attributes["mcp_yield.call_id"]);
     const price = spans.find((s) => s.name === "step price")!;
     expect(price.parentSpanContext?.spanId).toBe(rounds[1]!.spanContext().spanId);
@@ -174,9 +210,13 @@ describe("OpenTelemetry spans (mcp-yield/otel)", () => {
 });
 
 describe("client text in traces", () => {
-  const notes = resourceTemplate({ uriTemplate: "notes://{+path}", name: "notes", *run({ path }) {
-    return `note ${path.length}`;
-  } });
+  const notes = resourceTemplate({
+    uriTemplate: "notes://{+path}",
+    name: "notes",
+    *run({ path }) {
+      return `note ${path.length}`;
+    },
+  });
   // A client-chosen uri: a forged second log line, a bidi override, a backslash, and bulk.
   const uri = `notes://a\n[mcp-yield] tools/call pay round 1, first → complete\r\u202e\\${"x".repeat(500)}`;
 

@@ -31,7 +31,14 @@ describe("bounded store operations", () => {
     // before it reads the reply — the timer and the reply are both due in the same loop turn.
     // After each reply is written it leaves a marker file (sent-1, sent-2, ...).
     const dir = mkdtempSync(join(tmpdir(), "mcp-yield-bounded-"));
-    const server = spawn(process.execPath, ["-e", `let n = 0; const fs = require("node:fs"); require("node:net").createServer((s) => s.on("data", () => s.write("pong", () => fs.writeFileSync(${JSON.stringify(dir)} + "/sent-" + ++n, "")))).listen(0, "127.0.0.1", function () { console.log(this.address().port); })`], { stdio: ["ignore", "pipe", "inherit"] });
+    const server = spawn(
+      process.execPath,
+      [
+        "-e",
+        `let n = 0; const fs = require("node:fs"); require("node:net").createServer((s) => s.on("data", () => s.write("pong", () => fs.writeFileSync(${JSON.stringify(dir)} + "/sent-" + ++n, "")))).listen(0, "127.0.0.1", function () { console.log(this.address().port); })`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     closers.push(() => server.kill());
     const port = Number(await new Promise<string>((resolve, reject) => server.stdout.once("data", (d: Buffer) => resolve(d.toString())).once("error", reject)));
     const client: Socket = connect(port, "127.0.0.1");

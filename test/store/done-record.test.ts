@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dropKeptResponse } from "../../src/store/memory.js";
-import { doneRecord } from "../../src/runtime/redeem.js";
+import { dropKeptResponse } from "../../src/store/kept-response.js";
+import { doneRecord } from "../../src/runtime/single-use/redeem.js";
 
 // The record of an answered round is written by hand for the common case (a result asking for
 // input, its token spliced in unescaped): it must say exactly what JSON.stringify would.

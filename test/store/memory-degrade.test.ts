@@ -39,11 +39,16 @@ describe("memory store degrade policy", () => {
     const runtime = createRuntime({ state: { keys, clock }, clock, store, onError: () => {} });
     runtimes.push(runtime);
     let charged = 0;
-    const pay = tool({ name: "pay", description: "", input: z.object({}), async *run() {
-      yield* elicit("Pay?", z.object({ ok: z.boolean() }), { key: "ok" });
-      yield* step("charge", () => ++charged);
-      return `receipt ${"r".repeat(2_000)}`; // a kept response of ~2 KB
-    } });
+    const pay = tool({
+      name: "pay",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        yield* elicit("Pay?", z.object({ ok: z.boolean() }), { key: "ok" });
+        yield* step("charge", () => ++charged);
+        return `receipt ${"r".repeat(2_000)}`; // a kept response of ~2 KB
+      },
+    });
     const rounds: Array<Record<string, unknown>> = [];
     for (let i = 0; i < 400; i++) {
       const first = (await runtime.callTool(pay, { name: "pay", arguments: {} }, caps)) as { requestState: string };
@@ -74,10 +79,15 @@ describe("memory store degrade policy", () => {
     const store = createMemoryStore({ maxBytes: 24 * 1024, clock, shrink });
     const runtime = createRuntime({ state: { keys, clock }, clock, store, onError: () => {} });
     runtimes.push(runtime);
-    const ok = tool({ name: "ok", description: "", input: z.object({}), async *run() {
-      yield* elicit("Ok?", z.object({ ok: z.boolean() }), { key: "ok" });
-      return "done";
-    } });
+    const ok = tool({
+      name: "ok",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        yield* elicit("Ok?", z.object({ ok: z.boolean() }), { key: "ok" });
+        return "done";
+      },
+    });
     const perRound: number[] = [];
     // 180 rounds × 168 bytes pass 24 KiB: the oldest shrink, and all 180 fit shrunk.
     for (let i = 0; i < 180; i++) {
@@ -96,7 +106,9 @@ describe("memory store degrade policy", () => {
     // Before the store filled, each answered round added the same number of bytes.
     const unshrunk = perRound[0]!;
     expect(perRound.slice(0, 50).every((n) => n === unshrunk)).toBe(true);
-    console.log(`kept per answered round: ${unshrunk} bytes before shrinking, ${shrunk} after; the default 64 MiB store holds ${sustained} rounds/s sustained with the default 10-minute state lifetime`);
+    console.log(
+      `kept per answered round: ${unshrunk} bytes before shrinking, ${shrunk} after; the default 64 MiB store holds ${sustained} rounds/s sustained with the default 10-minute state lifetime`,
+    );
     expect(shrunk).toBeLessThan(120);
     expect(sustained).toBeGreaterThan(900);
   });
@@ -142,16 +154,23 @@ describe("memory store degrade policy", () => {
       const store = createMemoryStore({ maxBytes: 512 * 1024, clock });
       const runtime = createRuntime({ state: { keys, clock }, clock, store, onError: () => {} });
       runtimes.push(runtime);
-      const ok = tool({ name: "ok", description: "", input: z.object({}), async *run() {
-        yield* elicit("Ok?", z.object({ ok: z.boolean() }), { key: "ok" });
-        return "done";
-      } });
+      const ok = tool({
+        name: "ok",
+        description: "",
+        input: z.object({}),
+        async *run() {
+          yield* elicit("Ok?", z.object({ ok: z.boolean() }), { key: "ok" });
+          return "done";
+        },
+      });
       const gapMs = 1000 / (stated * factor);
       let refused = 0;
       let answered = 0;
       for (const end = now + 2 * 600_000; now < end; now += gapMs) {
         const first = (await runtime.callTool(ok, { name: "ok", arguments: {} }, caps)) as { requestState: string };
-        const reply = await runtime.callTool(ok, { name: "ok", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } }, caps).catch((e: unknown) => e);
+        const reply = await runtime
+          .callTool(ok, { name: "ok", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } }, caps)
+          .catch((e: unknown) => e);
         if ((reply as { data?: { reason?: string } }).data?.reason === "store_full") refused++;
         else if ((reply as { content?: unknown }).content !== undefined) answered++;
         else throw reply;
@@ -185,4 +204,3 @@ describe("memory store degrade policy", () => {
     expect(dropKeptResponse("redeem:n", JSON.stringify({ d: 'a"b', s: "done", r: { result: 1 } }))).toBeUndefined();
   });
 });
-

@@ -9,7 +9,9 @@ import { dropKeptResponse } from "../../src/internal.js";
 
 /** Well-formed text (the Store's contract): ASCII, Latin-1, CJK, astral characters (surrogate pairs). */
 const text = (maxLength: number) =>
-  fc.array(fc.oneof(fc.constantFrom("a", "Z", "0", '"', "\\", "é", "ß", "日本", "😀", "𝄞", "\u007f", "\u0080", "\u07ff", "\u0800", "\uffff"), fc.string({ maxLength: 4 })), { maxLength }).map((parts) => parts.join(""));
+  fc
+    .array(fc.oneof(fc.constantFrom("a", "Z", "0", '"', "\\", "é", "ß", "日本", "😀", "𝄞", "\u007f", "\u0080", "\u07ff", "\u0800", "\uffff"), fc.string({ maxLength: 4 })), { maxLength })
+    .map((parts) => parts.join(""));
 
 type Op =
   | { kind: "set" | "add"; key: number; value: string; ttl: number }
@@ -153,9 +155,14 @@ describe("memory store layout (entries outside the heap)", () => {
     // The default shrink reads the key and the value's head as UTF-8 bytes (memory.ts
     // keptResponseHead), never as text — for a key with a non-ASCII character it goes by text.
     const key = fc.oneof(fc.stringMatching(/^redeem:[A-Za-z0-9_-]{0,20}$/), fc.constantFrom("redeem:é", "redeem:😀n", "redeem", "redeemx:n", "task:1", "", "r"), text(12));
-    const digest = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,128}$/), fc.stringMatching(/^[A-Za-z0-9_-]{128,130}$/), fc
+    const digest = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9_-]{1,128}$/),
+      fc.stringMatching(/^[A-Za-z0-9_-]{128,130}$/),
+      fc
         .tuple(fc.stringMatching(/^[A-Za-z0-9_-]{0,6}$/), fc.constantFrom(".", '"', "é", " ", "+", "/", "=", "~", "\\", "\u007f"), fc.stringMatching(/^[A-Za-z0-9_-]{0,6}$/))
-        .map(([a, odd, b]) => a + odd + b), text(10));
+        .map(([a, odd, b]) => a + odd + b),
+      text(10),
+    );
     const head = fc.oneof({ arbitrary: fc.constant('{"d":"'), weight: 4 }, fc.constantFrom('{"d":', '{"d": "', ""));
     const tail = fc.oneof({ arbitrary: fc.constant('","s":"done","r":'), weight: 4 }, fc.constantFrom('","s":"done","r"', '","s":"done",', '","s":"pending","r":', '"'));
     const value = fc.tuple(head, digest, tail, text(200)).map(([h, d, t, r]) => `${h}${d}${t}${r}`);

@@ -33,10 +33,16 @@ async function settled(runtime: Runtime, taskId: string, principal: string, want
 }
 
 describe("a principal's share of the store's bytes", () => {
-  const keep = tool({ name: "keep", description: "", input: z.object({ blob: z.string() }), task: "required", async *run({ blob }) {
-    yield* elicit("Keep it?", z.object({ ok: z.boolean() }), { key: "ok" });
-    return String(blob.length);
-  } });
+  const keep = tool({
+    name: "keep",
+    description: "",
+    input: z.object({ blob: z.string() }),
+    task: "required",
+    async *run({ blob }) {
+      yield* elicit("Keep it?", z.object({ ok: z.boolean() }), { key: "ok" });
+      return String(blob.length);
+    },
+  });
 
   /** Mallory starts tasks keeping `blob` until one is refused (at most `most`). */
   async function startUntilRefused(runtime: Runtime, blob: string, most: number) {
@@ -64,10 +70,16 @@ describe("a principal's share of the store's bytes", () => {
 
   it("answers past the share are refused (the task keeps waiting); a smaller answer is taken", async () => {
     const { runtime } = make({ maxStoreBytesPerPrincipal: 32 * 1024 });
-    const ask = tool({ name: "ask", description: "", input: z.object({}), task: "required", async *run() {
-      const a = yield* elicit("Note?", z.object({ note: z.string() }), { key: "note" });
-      return a.action === "accept" ? String(a.content.note.length) : "declined";
-    } });
+    const ask = tool({
+      name: "ask",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        const a = yield* elicit("Note?", z.object({ note: z.string() }), { key: "note" });
+        return a.action === "accept" ? String(a.content.note.length) : "declined";
+      },
+    });
     const { taskId } = (await runtime.callTool(ask, { name: "ask", arguments: {} }, as("mallory"))) as { taskId: string };
     await settled(runtime, taskId, "mallory", (s) => s === "input_required");
     const big = { taskId, inputResponses: { note: { action: "accept", content: { note: "n".repeat(40_000) } } } };
@@ -81,15 +93,21 @@ describe("a principal's share of the store's bytes", () => {
   it("a running task whose steps pass the share ends failed with the reason; no step runs twice", async () => {
     const { runtime } = make({ maxStoreBytesPerPrincipal: 64 * 1024 });
     const runs = new Map<string, number>();
-    const grow = tool({ name: "grow", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      for (let i = 0; i < 6; i++) {
-        yield* step(`chunk${i}`, () => {
-          runs.set(ctx.idempotencyKey(`chunk${i}`), (runs.get(ctx.idempotencyKey(`chunk${i}`)) ?? 0) + 1);
-          return "c".repeat(20_000);
-        });
-      }
-      return "all kept";
-    } });
+    const grow = tool({
+      name: "grow",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        for (let i = 0; i < 6; i++) {
+          yield* step(`chunk${i}`, () => {
+            runs.set(ctx.idempotencyKey(`chunk${i}`), (runs.get(ctx.idempotencyKey(`chunk${i}`)) ?? 0) + 1);
+            return "c".repeat(20_000);
+          });
+        }
+        return "all kept";
+      },
+    });
     const { taskId } = (await runtime.callTool(grow, { name: "grow", arguments: {} }, as("mallory"))) as { taskId: string };
     const done = await settled(runtime, taskId, "mallory");
     await runtime.idle();
@@ -102,12 +120,17 @@ describe("a principal's share of the store's bytes", () => {
 
   it("a journal past spillBytes travels in the token once the principal's share is used; others' still spill", async () => {
     const { runtime, store } = make({ maxStoreBytesPerPrincipal: 8 * 1024, spillBytes: 1024, state: { keys, maxTokenBytes: 256 * 1024 } });
-    const big = tool({ name: "big", description: "", input: z.object({}), async *run() {
-      const blob = yield* step("blob", () => "b".repeat(6_000));
-      yield* elicit("More?", z.object({ ok: z.boolean() }), { key: "a" });
-      yield* elicit("Again?", z.object({ ok: z.boolean() }), { key: "b" });
-      return String(blob.length);
-    } });
+    const big = tool({
+      name: "big",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        const blob = yield* step("blob", () => "b".repeat(6_000));
+        yield* elicit("More?", z.object({ ok: z.boolean() }), { key: "a" });
+        yield* elicit("Again?", z.object({ ok: z.boolean() }), { key: "b" });
+        return String(blob.length);
+      },
+    });
     const yes = { action: "accept", content: { ok: true } };
     const walk = async (principal: string) => {
       const sizes: number[] = [];
@@ -143,12 +166,21 @@ describe("a principal's share of the store's bytes", () => {
       const t = (await runtime.callTool(keep, { name: "keep", arguments: { blob } }, as(who))) as { taskId: string };
       expect(t.taskId).toBeTypeOf("string");
     }
-    const fg = tool({ name: "fg", description: "", input: z.object({}), async *run() {
-      const a = yield* elicit("ok?", z.object({ ok: z.boolean() }), { key: "ok" });
-      return a.action;
-    } });
+    const fg = tool({
+      name: "fg",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        const a = yield* elicit("ok?", z.object({ ok: z.boolean() }), { key: "ok" });
+        return a.action;
+      },
+    });
     const first = (await runtime.callTool(fg, { name: "fg", arguments: {} }, as("alice", { elicitation: {} }))) as { requestState: string };
-    const done = await runtime.callTool(fg, { name: "fg", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } }, as("alice", { elicitation: {} }));
+    const done = await runtime.callTool(
+      fg,
+      { name: "fg", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } },
+      as("alice", { elicitation: {} }),
+    );
     expect(done).toMatchObject({ content: [{ text: "accept" }] });
   });
 });

@@ -31,20 +31,28 @@ describe.skipIf(!redisAvailable)("Redis paused inside a step (a real server, CLI
     cleanup.push(() => admin.close());
     const store = await createRedisStore({ url: redis.url, timeoutMs: 500 });
     const runtime = createRuntime({ state: { keys, maxTokenBytes: 64 * 1024 }, store, onError: () => {} });
-    cleanup.push(() => store.close(), () => runtime.close());
+    cleanup.push(
+      () => store.close(),
+      () => runtime.close(),
+    );
 
     const charges: string[] = [];
-    const pay = tool({ name: "pay", description: "", input: z.object({}), async *run(_i, ctx) {
-      yield* elicit("Pay 10?", z.object({ ok: z.boolean() }), { key: "ok" });
-      const receipt = yield* step("charge", async () => {
-        charges.push(ctx.idempotencyKey("charge"));
-        await admin.sendCommand(["CLIENT", "PAUSE", "1500", "ALL"]);
-        // A receipt past spillBytes: the next state's journal goes to the (paused) store.
-        return { id: `R-${charges.length}`, pdf: "x".repeat(20_000) };
-      });
-      const mail = yield* elicit(`Email receipt ${receipt.id}?`, z.object({ ok: z.boolean() }), { key: "mail" });
-      return `${receipt.id} ${mail.action}`;
-    } });
+    const pay = tool({
+      name: "pay",
+      description: "",
+      input: z.object({}),
+      async *run(_i, ctx) {
+        yield* elicit("Pay 10?", z.object({ ok: z.boolean() }), { key: "ok" });
+        const receipt = yield* step("charge", async () => {
+          charges.push(ctx.idempotencyKey("charge"));
+          await admin.sendCommand(["CLIENT", "PAUSE", "1500", "ALL"]);
+          // A receipt past spillBytes: the next state's journal goes to the (paused) store.
+          return { id: `R-${charges.length}`, pdf: "x".repeat(20_000) };
+        });
+        const mail = yield* elicit(`Email receipt ${receipt.id}?`, z.object({ ok: z.boolean() }), { key: "mail" });
+        return `${receipt.id} ${mail.action}`;
+      },
+    });
 
     const first = (await runtime.callTool(pay, { name: "pay", arguments: {} }, caps)) as { requestState: string };
     const answer = { name: "pay", arguments: {}, requestState: first.requestState, inputResponses: { ok: { action: "accept", content: { ok: true } } } };

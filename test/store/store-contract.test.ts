@@ -57,9 +57,11 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
         if (await store.swap("counter", current, String(Number(current) + 1), 10_000)) return;
       }
     };
-    await Promise.all(Array.from({ length: 5 }, async () => {
-      for (let i = 0; i < 10; i++) await bump();
-    }));
+    await Promise.all(
+      Array.from({ length: 5 }, async () => {
+        for (let i = 0; i < 10; i++) await bump();
+      }),
+    );
     expect(await store.get("counter")).toBe("50");
     await store.close();
   });

@@ -41,7 +41,10 @@ describe("memory store bound", () => {
           const k = `k${key}`;
           const liveBytes = [...model].filter(([name, e]) => e.expiresAt > now && name !== k).reduce((sum, [name, e]) => sum + name.length + e.bytes, 0);
           const fits = liveBytes + k.length + size <= maxBytes;
-          const written = await store.set(k, "v".repeat(size), ttl).then(() => true, (e: unknown) => e);
+          const written = await store.set(k, "v".repeat(size), ttl).then(
+            () => true,
+            (e: unknown) => e,
+          );
           if (fits) expect(written).toBe(true);
           else expect(written).toMatchObject({ reason: "store_full" });
           if (written === true) model.set(k, { bytes: size, expiresAt: now + ttl });
@@ -90,7 +93,10 @@ describe("memory store bound", () => {
     const store = createMemoryStore({ maxBytes: 16_000 }); // 1,000 bytes reserved by default
     let filled = 0;
     for (let i = 0; ; i++) {
-      const written = await store.set(`task:${i}`, "x".repeat(500), 60_000).then(() => true, (e: unknown) => e);
+      const written = await store.set(`task:${i}`, "x".repeat(500), 60_000).then(
+        () => true,
+        (e: unknown) => e,
+      );
       if (written !== true) {
         expect(written).toMatchObject({ reason: "store_full", message: expect.stringContaining("kept for exactly-once bookkeeping") });
         break;

@@ -1,7 +1,8 @@
-import { integerOption } from "../util/options.js";
+import { integerOption } from "../../util/options.js";
 import { ByteTable } from "./byte-table.js";
 import { SlotQueue } from "./slot-queue.js";
-import { type Store, StoreError } from "./store.js";
+import { type Store, StoreError } from "../store.js";
+import { DROP_READS, DROPPED_BYTES, dropKeptResponse, isAscii, keptResponseHead, REDEEM_PREFIX } from "../kept-response.js";
 
 /** Options of `createMemoryStore`. */
 export interface MemoryStoreOptions {
@@ -33,74 +34,6 @@ export interface MemoryStoreOptions {
   shrink?: (key: string, value: string) => string | undefined;
 }
 
-/**
- * The default `shrink`: the runtime's record of an answered round (runtime/redeem.ts, status
- * `done` with the response in `r`) without its response. Anything else stays as it is.
- */
-export function dropKeptResponse(key: string, value: string): string | undefined {
-  // Read as text, not parsed: a full store shrinks every answered round once, and parsing each
-  // response (to keep 43 characters of it) measured as a large part of a full store's writes.
-  // The runtime writes {d, s, r} in that order, d a base64url digest (nothing escaped in it).
-  if (!key.startsWith("redeem:") || !value.startsWith(DONE_HEAD)) return undefined;
-  const end = value.indexOf('"', DONE_HEAD.length);
-  if (end === -1 || !value.startsWith(DONE_TAIL, end)) return undefined;
-  const d = value.slice(DONE_HEAD.length, end);
-  if (!DIGEST.test(d)) return undefined;
-  return `{"d":"${d}","s":"done","dropped":true}`;
-}
-
-const DONE_HEAD = '{"d":"';
-const DONE_TAIL = '","s":"done","r":';
-const DIGEST = /^[A-Za-z0-9_-]{1,128}$/;
-
-const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
-const REDEEM_BYTES = ascii("redeem:");
-const HEAD_BYTES = ascii(DONE_HEAD);
-const TAIL_BYTES = ascii(DONE_TAIL);
-/** What `dropKeptResponse` writes after the kept head (`{"d":"<digest>","s":"done",`). */
-const DROPPED_BYTES = ascii('"dropped":true}');
-/** The part of DONE_TAIL the shrunk value keeps (`","s":"done",`: all but `"r":`). */
-const TAIL_KEPT = DONE_TAIL.length - '"r":'.length;
-
-const startsWithBytes = (bytes: Uint8Array, prefix: Uint8Array, at = 0): boolean => {
-  if (at + prefix.length > bytes.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
-  return true;
-};
-/** A base64url character (DIGEST's class), as a UTF-8 byte. */
-const isDigestByte = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === 0x5f || b === 0x2d;
-
-/**
- * `dropKeptResponse` read from an entry's UTF-8 bytes: how many bytes of the value its shrunk
- * value keeps — the head through `"s":"done",`, after which it is `"dropped":true}` — or -1
- * when `dropKeptResponse` would give `undefined`. The same verdict (a property test holds the
- * two together): the key starts "redeem:", the value with DONE_HEAD, then 1–128 digest
- * characters and DONE_TAIL (ASCII throughout, so bytes and characters line up, and a byte of a
- * multi-byte character is never one of them). A full store shrinks every answered round once:
- * decoding each one's key and head to text, and encoding the result, was that shrink's cost.
- */
-export function keptResponseHead(key: Uint8Array, value: Uint8Array): number {
-  if (!startsWithBytes(key, REDEEM_BYTES) || !startsWithBytes(value, HEAD_BYTES)) return -1;
-  let end = HEAD_BYTES.length;
-  while (end < value.length && end - HEAD_BYTES.length <= 128 && isDigestByte(value[end]!)) end++;
-  const digestLength = end - HEAD_BYTES.length;
-  if (digestLength < 1 || digestLength > 128 || !startsWithBytes(value, TAIL_BYTES, end)) return -1;
-  return end + TAIL_KEPT;
-}
-
-/** Whether `bytes` are all ASCII (then their count is their UTF-16 length). */
-const isAscii = (bytes: Uint8Array): boolean => {
-  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return false;
-  return true;
-};
-/**
- * How much of a value `dropKeptResponse` can read: its head, a digest of at most 128 characters
- * and its tail — all ASCII, so in a value's first this many bytes whenever it gives a record.
- * Given only those bytes it answers as given the whole value (a character cut at the end decodes
- * as U+FFFD, and a non-ASCII character where it reads fails it either way).
- */
-const DROP_READS = DONE_HEAD.length + 128 + DONE_TAIL.length;
-
 /** At the bound, a full sweep for expired entries runs once per this fraction of the store's entries written, and no more often than SWEEP_MIN_WRITES. */
 const SWEEP_EVERY = 8;
 const SWEEP_MIN_WRITES = 16;
@@ -131,7 +64,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   const clock = options.clock ?? Date.now;
   const reservedBytes = integerOption("reservedBytes", options.reservedBytes, Math.floor(maxBytes / 16), 0);
   if (reservedBytes >= maxBytes) throw new TypeError(`reservedBytes (${reservedBytes}) must be less than maxBytes (${maxBytes})`);
-  const reserved = options.reserved ?? ((key: string) => key.startsWith("redeem:"));
+  const reserved = options.reserved ?? ((key: string) => key.startsWith(REDEEM_PREFIX));
   const shrink = options.shrink ?? dropKeptResponse;
   const table = new ByteTable();
   const isCurrent = (slot: number, writeId: number) => table.writeId[slot] === writeId;
@@ -234,7 +167,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     if (bytes + growth(size, before) > limit && sweepDue()) sweep();
     if (bytes + growth(size, before) > limit) shed();
     if (bytes + growth(size, before) > limit && writesSinceSweep > 0) sweep();
-    if (bytes + growth(size, before) > limit) throw new StoreError("store_full", `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${size} bytes was refused`);
+    if (bytes + growth(size, before) > limit)
+      throw new StoreError(
+        "store_full",
+        `the in-memory store is full (${bytes} of ${limit} bytes${limit < maxBytes ? `; ${reservedBytes} more are kept for exactly-once bookkeeping` : ""}); the write of ${size} bytes was refused`,
+      );
   };
   /**
    * Write `value` under `key`; `before` is the slot the caller found it in, or -1 (looked up
@@ -319,7 +256,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     async due(index, nowMs, limit) {
       const members = indexes.get(index);
       if (members === undefined) return [];
-      return [...members].filter(([, at]) => at <= nowMs).sort((a, b) => a[1] - b[1]).slice(0, limit).map(([m]) => m);
+      return [...members]
+        .filter(([, at]) => at <= nowMs)
+        .sort((a, b) => a[1] - b[1])
+        .slice(0, limit)
+        .map(([m]) => m);
     },
     async members(index, offset, limit) {
       const members = indexes.get(index);

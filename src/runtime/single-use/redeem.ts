@@ -1,10 +1,11 @@
 import { z } from "zod";
-import { randomUuid } from "../state/index.js";
-import { jsonText, quoteJson } from "../state/json-text.js";
-import { inputRequestsJson } from "../journal/journal.js";
-import { type Store, type StoreClock, StoreError } from "../store/index.js";
-import { synchronousAddOf } from "../store/memory.js";
-import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../wire/index.js";
+import { randomUuid } from "../../state/index.js";
+import { jsonText } from "../../state/json-text.js";
+import { inputRequestsJson } from "../../journal/journal.js";
+import { type Store, type StoreClock, StoreError } from "../../store/index.js";
+import { synchronousAddOf } from "../../store/memory/memory.js";
+import { isKeptDigest, keptResponseText, REDEEM_PREFIX } from "../../store/kept-response.js";
+import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../../wire/index.js";
 
 /**
  * runtime/redeem.ts owns single use of `requestState` on a store. The first request presenting a
@@ -68,7 +69,12 @@ const record = z.discriminatedUnion("s", [
   /** Someone (`o`, claim `i`) runs the round for answers with digest `d`; if `u` passes without renewal, it died. */
   z.object({ d: z.string(), s: z.literal("pending"), o: z.string(), i: z.string().optional(), u: z.number(), k: continuation.optional() }),
   /** The round's response — or, `dropped`, that there was one (a full memory store shrank it: `dropKeptResponse`). */
-  z.object({ d: z.string(), s: z.literal("done"), r: z.union([z.object({ result: z.unknown() }), z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }) })]).optional(), dropped: z.literal(true).optional() }),
+  z.object({
+    d: z.string(),
+    s: z.literal("done"),
+    r: z.union([z.object({ result: z.unknown() }), z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }) })]).optional(),
+    dropped: z.literal(true).optional(),
+  }),
   /** A round whose steps ran stopped there: the same request continues from `k`. */
   z.object({ d: z.string(), s: z.literal("cont"), k: continuation }),
   /** Given up by a round that ran nothing: any request may claim the state. */
@@ -107,21 +113,36 @@ const VERBATIM = /^[A-Za-z0-9_.-]*$/;
 export function doneRecord(digest: string, response: RoundResponse, minted?: string): string {
   const result = "result" in response ? (response.result as Record<string, unknown> | null) : undefined;
   // A plain object only: JSON.stringify would call a toJSON a class instance inherits.
-  if (typeof result === "object" && result !== null && Object.getPrototypeOf(result) === Object.prototype && result.resultType === "input_required" && typeof result.requestState === "string" && (result.requestState === minted || VERBATIM.test(result.requestState))) {
+  if (
+    typeof result === "object" &&
+    result !== null &&
+    Object.getPrototypeOf(result) === Object.prototype &&
+    result.resultType === "input_required" &&
+    typeof result.requestState === "string" &&
+    (result.requestState === minted || VERBATIM.test(result.requestState))
+  ) {
     let members = 0;
     for (const key in result) if (Object.prototype.hasOwnProperty.call(result, key)) members++;
-    const inputRequests = typeof result.inputRequests === "object" && result.inputRequests !== null ? inputRequestsJson(result.inputRequests as Record<string, unknown>) : jsonText(result.inputRequests);
-    if (members === 3 && inputRequests !== undefined) {
-      return `{"d":${quoteJson(digest)},"s":"done","r":{"result":{"resultType":"input_required","inputRequests":${inputRequests},"requestState":"${result.requestState}"}}}`;
+    const inputRequests =
+      typeof result.inputRequests === "object" && result.inputRequests !== null ? inputRequestsJson(result.inputRequests as Record<string, unknown>) : jsonText(result.inputRequests);
+    if (members === 3 && inputRequests !== undefined && isKeptDigest(digest)) {
+      return keptResponseText(digest, `{"result":{"resultType":"input_required","inputRequests":${inputRequests},"requestState":"${result.requestState}"}}`);
     }
   }
+  // The same member order as keptResponseText (a digest that needs escaping is quoted as JSON).
   return jsonText({ d: digest, s: "done", r: response })!;
 }
 
 const stateRedeemed = () =>
-  new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", { reason: "state_redeemed" });
+  new ProtocolError(ErrorCode.InvalidParams, "This requestState was already used with other inputResponses; a state is redeemed once. Start the call again without requestState.", {
+    reason: "state_redeemed",
+  });
 const responseNotKept = () =>
-  new ProtocolError(ErrorCode.InternalError, "This round already ran and was answered; the server no longer keeps its response (its store was full). If that response was lost, start the call again without requestState.", { reason: "response_not_kept" });
+  new ProtocolError(
+    ErrorCode.InternalError,
+    "This round already ran and was answered; the server no longer keeps its response (its store was full). If that response was lost, start the call again without requestState.",
+    { reason: "response_not_kept" },
+  );
 
 /** Single use of `requestState`, on the store (see the file's header). */
 export function createRedemption({ store, clock, shared = { now: clock, sync: async () => {} }, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
@@ -136,7 +157,11 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
     if (abandoned.size >= 1024) abandoned.clear();
     abandoned.add(value);
     // Other instances would wait for it to expire: free it once it has landed, if it did.
-    const free = () => void store.swap(key, value, FREE, ttl()).then((ok) => ok && abandoned.delete(value), () => {});
+    const free = () =>
+      void store.swap(key, value, FREE, ttl()).then(
+        (ok) => ok && abandoned.delete(value),
+        () => {},
+      );
     setTimeout(free, 250).unref?.();
     setTimeout(free, 2000).unref?.();
   };
@@ -178,9 +203,12 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
       return true;
     }
     // Renew the claim while the round runs, so a slow round is not taken for a dead one.
-    const renew = setInterval(() => {
-      if (!ended) void replace(pending()).catch(() => {});
-    }, Math.max(1, Math.floor(claimMs / 3)));
+    const renew = setInterval(
+      () => {
+        if (!ended) void replace(pending()).catch(() => {});
+      },
+      Math.max(1, Math.floor(claimMs / 3)),
+    );
     renew.unref?.();
     /** Write `next` now, or — the store being out — keep trying while the state lives. */
     async function settle(next: string, what: string): Promise<void> {
@@ -223,8 +251,14 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
      * retry finds this response if the write landed after all, or runs the round again (it ran
      * no step) if it did not.
      */
-    async commit(nonce: string, digest: string, expiresAt: number, response: RoundResponse, minted?: string): Promise<{ kind: "kept" } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
-      const key = `redeem:${nonce}`;
+    async commit(
+      nonce: string,
+      digest: string,
+      expiresAt: number,
+      response: RoundResponse,
+      minted?: string,
+    ): Promise<{ kind: "kept" } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
+      const key = `${REDEEM_PREFIX}${nonce}`;
       const ttl = () => Math.max(1, expiresAt - clock());
       const done = doneRecord(digest, response, minted);
       for (;;) {
@@ -254,12 +288,12 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
      */
     commitInProcess(nonce: string, digest: string, expiresAt: number, response: RoundResponse, minted?: string): boolean {
       const add = synchronousAddOf(store);
-      return add !== undefined && add(`redeem:${nonce}`, doneRecord(digest, response, minted), Math.max(1, expiresAt - clock()));
+      return add === undefined ? false : add(`${REDEEM_PREFIX}${nonce}`, doneRecord(digest, response, minted), Math.max(1, expiresAt - clock()));
     },
 
     /** Claim the round that presents the state `nonce` with answers of digest `digest`. */
     async claim(nonce: string, digest: string, expiresAt: number): Promise<Ticket> {
-      const key = `redeem:${nonce}`;
+      const key = `${REDEEM_PREFIX}${nonce}`;
       const ttl = () => Math.max(1, expiresAt - clock());
       const giveUp = clock() + waitMs;
       const claim = randomUuid();

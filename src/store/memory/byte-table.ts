@@ -19,7 +19,7 @@
  * store's 3-ask call 1.70× no store, against 1.58 on the heap and 1.48 compacted in place).
  */
 
-import { StoreError } from "./store.js";
+import { StoreError } from "../store.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -1,4 +1,4 @@
-import { QUEUE_SLACK } from "../util/arrival-queue.js";
+import { QUEUE_SLACK } from "../../util/arrival-queue.js";
 
 /**
  * ArrivalQueue (util/arrival-queue.ts) for a ByteTable's slots: each item a slot and the write

@@ -1,7 +1,7 @@
 import { readBoundedText } from "../util/bounded-body.js";
 import { integerOption } from "../util/options.js";
 import { ProtocolError } from "../wire/index.js";
-import type { Runtime } from "./runtime.js";
+import type { Runtime } from "../runtime/runtime.js";
 
 /** Options of `createSignalHandler`. */
 export interface SignalHandlerOptions {

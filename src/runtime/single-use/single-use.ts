@@ -1,0 +1,202 @@
+import { canonicalEntries, digestOfText } from "../../state/canonical.js";
+import { recordLines, type StatePayload } from "../../journal/journal.js";
+import type { ErrorInfo } from "../../replay/errors.js";
+import type { LiveCalls } from "../../replay/live-calls.js";
+import type { Round } from "../../replay/round.js";
+import type { RoundTrace } from "../../replay/round-trace.js";
+import { ErrorCode, type InputRequiredResult, ProtocolError } from "../../wire/index.js";
+import { storeSafe, storeSafeNow } from "../admission.js";
+import type { Presented } from "../call-state.js";
+import type { RequestInfo } from "../options.js";
+import type { Continuation, Redemption, RoundResponse, Ticket } from "./redeem.js";
+import type { CallSpec } from "../call-spec.js";
+
+// runtime/single-use.ts owns single use of a presented state with a store: the choreography of
+// one round around its redemption — run without a claim until a step or a task needs one, keep
+// the response with one write, answer a repeat from the store, keep a continuation when a round
+// fails after its steps ran. The records themselves are runtime/redeem.ts's.
+//
+// Invariants:
+// 1. A presented state runs at most one round; the same request again gets that round's
+//    response from the store, another request `state_redeemed`.
+// 2. Every step body runs under a claim: the claim is taken right before the first step (or
+//    before creating a task), and a claim that finds the round answered, or an earlier attempt's
+//    continuation, drops this attempt — which ran nothing.
+// 3. A claim is released only when nothing ran; once steps ran, the round keeps a continuation.
+
+/** Runs one round of a call: the runtime's `execute`, told how far the round got through `progress`. */
+export type Execute = <R, T>(
+  spec: CallSpec<R, T>,
+  request: RequestInfo,
+  state: Presented | undefined,
+  responses: Map<string, unknown>,
+  observed: RoundTrace | undefined,
+  progress?: Progress,
+) => Promise<R | InputRequiredResult | T>;
+
+/** What single use needs from the round host. */
+export interface SingleUseParts {
+  redemption: Redemption;
+  live: LiveCalls;
+  report: (error: unknown, info: ErrorInfo) => void;
+  execute: Execute;
+}
+
+/** What kind of response a stored one is, for its trace. */
+function outcomeOf(result: unknown): RoundTrace["outcome"] {
+  const kind = (result as { resultType?: unknown }).resultType;
+  return kind === "input_required" ? "input_required" : kind === "task" ? "task" : "complete";
+}
+
+/** How far a round got, for the redemption when it fails. */
+export interface Progress {
+  /** The continuation the round started from, if an earlier attempt left one. */
+  from: Continuation | undefined;
+  /** For a round run without a claim: claim the state now (before a step, or creating a task). */
+  claim?: () => Promise<void>;
+  round?: Round;
+  payload?: StatePayload | undefined;
+  /** Set once the round has started creating its task. */
+  taskId?: string;
+  /** The state the round's codec sealed, once it has (its response's `requestState`), when that codec's tokens are base64url (ours). */
+  minted?: string;
+}
+
+/**
+ * Thrown out of a round run without a claim when its claim finds the round answered already, or
+ * an earlier attempt's continuation to go on from: this attempt (which ran nothing) is dropped.
+ */
+class ClaimedElsewhere extends Error {
+  constructor(readonly ticket: Ticket) {
+    super("the round is answered, or continued, under another claim");
+  }
+}
+
+/** Store failures and other conditions a retry of the same request may get past. */
+const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress"]);
+
+/**
+ * A JSON-RPC error that is the round's own answer to this request (kept, so a repeat gets it),
+ * not a store failure or a missing capability — which a retry of the same request can get past.
+ */
+const isClientMistake = (error: unknown): error is ProtocolError => error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability;
+
+/** Single use over `redemption`: `(spec, request, state, responses, observed)` serves one redeemed round. */
+export function createSingleUse({ redemption, live, report, execute }: SingleUseParts) {
+  const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
+
+  /**
+   * A round whose state is redeemed once in the store (see `run`). It runs without a claim
+   * ("lazy"): a round that runs no step and creates no task keeps its response with one write
+   * (`commit`), one store round trip. Right before its first step, or before creating its task,
+   * it claims the state as a round always did — so every step body runs under a claim, exactly
+   * as before; a claim that finds the round already answered, or an earlier attempt's
+   * continuation, drops this attempt (it ran nothing) and goes on the claimed path.
+   */
+  async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
+    const digest = digestOfText(canonicalEntries(responses));
+    let ticket: Extract<Ticket, { kind: "run" }> | undefined;
+    const progress: Progress = {
+      from: undefined,
+      claim: async () => {
+        if (ticket !== undefined) return;
+        const got = await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt));
+        if (got.kind === "stored" || got.continuation !== undefined) throw new ClaimedElsewhere(got);
+        ticket = got;
+      },
+    };
+    let result: R | InputRequiredResult | T;
+    try {
+      result = await execute(spec, request, state, responses, observed, progress);
+    } catch (error) {
+      if (error instanceof ClaimedElsewhere) return settled(spec, request, state, responses, observed, error.ticket);
+      if (ticket !== undefined) return failed(spec, ticket, progress, error);
+      // Nothing ran: a client mistake is this round's response; a store failure or a missing
+      // capability leaves the state unredeemed, so the retry they ask for can run.
+      if (isClientMistake(error)) {
+        const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { error: error.toJSON() }));
+        if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
+      }
+      throw error;
+    }
+    if (ticket !== undefined) {
+      // The round ran; if its response cannot be kept now, the client still gets it, and the
+      // redemption keeps trying to store it while the state lives (a repeat finds it then).
+      await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
+      return result;
+    }
+    // An in-process store keeps the response at once (no promise per layer); any other, or a
+    // state with a record already, goes the way of `commit`.
+    if (storeSafeNow(() => redemption.commitInProcess(state.nonce, digest, state.expiresAt, { result }, progress.minted))) return result;
+    const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { result }, progress.minted));
+    if (kept.kind === "kept") return result;
+    // This round's own response goes nowhere: the generator it parked for its state is dropped.
+    const minted = (result as { requestState?: unknown }).requestState;
+    if (typeof minted === "string") live.take(minted, spec.owner);
+    if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
+    return settled(spec, request, state, responses, observed, await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt)));
+  }
+
+  /** The response a round of the same request already gave, as this request's. */
+  function storedResponse<X>(response: RoundResponse, observed: RoundTrace | undefined): X {
+    if (observed) observed.path = "stored";
+    if ("error" in response) throw new ProtocolError(response.error.code, response.error.message, response.error.data);
+    const stored = response.result as X;
+    if (observed) [observed.outcome, observed.steps, observed.asks] = [outcomeOf(stored), [], []];
+    return stored;
+  }
+
+  /** A round run under its claim (`ticket`), from the continuation an earlier attempt left if any. */
+  async function settled<R, T>(
+    spec: CallSpec<R, T>,
+    request: RequestInfo,
+    state: Presented,
+    responses: Map<string, unknown>,
+    observed: RoundTrace | undefined,
+    ticket: Ticket,
+  ): Promise<R | InputRequiredResult | T> {
+    if (ticket.kind === "stored") return storedResponse<R | InputRequiredResult | T>(ticket.response, observed);
+    let result: R | InputRequiredResult | T;
+    const progress: Progress = { from: ticket.continuation };
+    try {
+      result = await execute(spec, request, state, responses, observed, progress);
+    } catch (error) {
+      return failed(spec, ticket, progress, error);
+    }
+    await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
+    return result;
+  }
+
+  /** A claimed round that failed: keep where it got, its error, or free the state; then the error. */
+  async function failed(spec: CallSpec<unknown, unknown>, ticket: Extract<Ticket, { kind: "run" }>, progress: Progress, error: unknown): Promise<never> {
+    const keep = (e: unknown) => report(e, infoFor(spec));
+    // Steps ran (or a task was being created): keep where the call got. The same request
+    // again continues from there — after a store failure, or declaring the capability a
+    // -32021 asked for — and no step body runs a second time.
+    const continuation = continuationOf(progress);
+    if (continuation) await ticket.suspend(continuation).catch(keep);
+    // Nothing ran: a client mistake is this round's response; a store failure or a missing
+    // capability frees the state, so the retry they ask for can run.
+    else if (isClientMistake(error)) await ticket.finish({ error: error.toJSON() }).catch(keep);
+    else await ticket.release().catch(keep);
+    throw error;
+  }
+
+  /** Where a failed round got, if it must not be run again from the token. */
+  function continuationOf(progress: Progress): Continuation | undefined {
+    const { round, payload } = progress;
+    if (round === undefined || payload === undefined || (round.stepsRun.length === 0 && progress.taskId === undefined)) return progress.from;
+    const h: Continuation["h"] = { r: payload.r, c: payload.c, o: payload.o };
+    if (payload.p !== undefined) h.p = payload.p;
+    if (payload.v !== undefined) h.v = payload.v;
+    // A round stopped while creating its task ends with the record of `runAsTask()` becoming
+    // one; continued, it must reach that point again (and become the same task), not replay it.
+    const records = progress.taskId !== undefined && round.records.at(-1)?.[0].startsWith("T") ? round.records.slice(0, -1) : round.records;
+    const continuation: Continuation = { h, t: recordLines(records), n: progress.from?.n ?? payload.j.length };
+    const task = progress.taskId ?? progress.from?.task;
+    if (task !== undefined) continuation.task = task;
+    return continuation;
+  }
+
+  return redeemed;
+}
