@@ -26,7 +26,9 @@ export function replayChart(rows: ReplayRow[], title: string): string {
   out.push(`<text x="${W / 2 - 60}" y="22" font-size="14" text-anchor="middle">${title}</text>`);
   for (let e = y0; e <= y1; e++) {
     const y = py(10 ** e);
-    out.push(`<line x1="${m.l}" x2="${W - m.r}" y1="${y}" y2="${y}" stroke="#ddd"/><text x="${m.l - 8}" y="${y + 4}" text-anchor="end">${10 ** e >= 1000 ? `${10 ** e / 1000} ms` : `${10 ** e} µs`}</text>`);
+    out.push(
+      `<line x1="${m.l}" x2="${W - m.r}" y1="${y}" y2="${y}" stroke="#ddd"/><text x="${m.l - 8}" y="${y + 4}" text-anchor="end">${10 ** e >= 1000 ? `${10 ** e / 1000} ms` : `${10 ** e} µs`}</text>`,
+    );
   }
   for (const x of xs) out.push(`<line x1="${px(x)}" x2="${px(x)}" y1="${m.t}" y2="${H - m.b}" stroke="#eee"/><text x="${px(x)}" y="${H - m.b + 18}" text-anchor="middle">${x}</text>`);
   out.push(`<text x="${(m.l + W - m.r) / 2}" y="${H - 12}" text-anchor="middle">R = asks per call (a call is R + 1 requests)</text>`);

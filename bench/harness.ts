@@ -102,10 +102,15 @@ export async function sample(variants: VariantSpec[], options: { rounds?: number
   const batchMs = options.batchMs ?? Number(process.env.BENCH_BATCH_MS ?? 30);
   const children = variants.map(startVariant);
   try {
-    await Promise.all(children.map((c) => new Promise((resolve, reject) => {
-      c.once("message", resolve);
-      c.once("exit", (code) => reject(new Error(`benchmark process exited (${code}) while starting`)));
-    })));
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise((resolve, reject) => {
+            c.once("message", resolve);
+            c.once("exit", (code) => reject(new Error(`benchmark process exited (${code}) while starting`)));
+          }),
+      ),
+    );
     // Warmed all at once (counted in CPU time, so sharing a core does not change when a process is warm).
     const ops = await Promise.all(children.map((c, i) => ask<number>(c, { type: "warm", batchMs, minOps: variants[i]!.warmOps ?? 0 })));
     const samples: number[][] = [];

@@ -19,11 +19,21 @@ const send = createFetchSender("http://in-process/mcp", { capabilities: { elicit
 const answers: Record<string, Record<string, string>> = { name: { name: "Ada" }, destination: { destination: "Kyoto" } };
 async function toThirdAsk(calls: number) {
   for (let done = 0; done < calls; done += 20) {
-    await Promise.all(Array.from({ length: Math.min(20, calls - done) }, () =>
-      callWithInput(send, "tools/call", { name: "plan_trip", arguments: {} }, { elicit: (_p, { key }) => {
-        if (!(key in answers)) throw new Error("stop");
-        return { action: "accept", content: answers[key] };
-      } }).catch(() => {})));
+    await Promise.all(
+      Array.from({ length: Math.min(20, calls - done) }, () =>
+        callWithInput(
+          send,
+          "tools/call",
+          { name: "plan_trip", arguments: {} },
+          {
+            elicit: (_p, { key }) => {
+              if (!(key in answers)) throw new Error("stop");
+              return { action: "accept", content: answers[key] };
+            },
+          },
+        ).catch(() => {}),
+      ),
+    );
   }
 }
 const settle = async () => {

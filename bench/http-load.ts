@@ -69,12 +69,14 @@ async function oneServer(periodMs: number, periods: number, concurrency: number)
     const run = async (call: () => Promise<void>, ms: number) => {
       let done = 0;
       const until = performance.now() + ms;
-      await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (performance.now() < until) {
-          await call();
-          done++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (performance.now() < until) {
+            await call();
+            done++;
+          }
+        }),
+      );
       return done / (ms / 1000);
     };
     // Warm both: a fresh server's first second of calls still compiles.

@@ -42,7 +42,22 @@ const variants: Variant[] = [
 const opsFor = (rounds: number) => ({ warm: Math.round(12000 / (rounds + 1)), measured: Math.round(8000 / (rounds + 1)) });
 
 async function instructions(v: Variant, ops: number, warm: number): Promise<number> {
-  const { stderr } = await run("valgrind", ["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", process.execPath, ...V8_DETERMINISTIC, here("./instructions-proc.js"), v.factory, JSON.stringify(v.args), String(warm), String(ops)], { maxBuffer: 1 << 24 });
+  const { stderr } = await run(
+    "valgrind",
+    [
+      "--tool=cachegrind",
+      "--cache-sim=no",
+      "--cachegrind-out-file=/dev/null",
+      process.execPath,
+      ...V8_DETERMINISTIC,
+      here("./instructions-proc.js"),
+      v.factory,
+      JSON.stringify(v.args),
+      String(warm),
+      String(ops),
+    ],
+    { maxBuffer: 1 << 24 },
+  );
   const m = /I\s+refs:\s+([\d,]+)/.exec(stderr);
   if (!m) throw new Error(`no instruction count from valgrind for ${v.name}(${v.args.join(",")}):\n${stderr.slice(-2000)}`);
   return Number(m[1]!.replaceAll(",", ""));

@@ -71,7 +71,8 @@ async function warm(batchMs: number, minOps = 0): Promise<number> {
     const spent = cpuNow() - started;
     if (spent >= 20e9 || (spent >= 1e9 && done >= minOps && windows.length >= 6 && !stillMoving(windows))) break;
   }
-  if (process.env.BENCH_WARM_DEBUG) process.stderr.write(`warm: ${((cpuNow() - started) / 1e9).toFixed(1)} s CPU, ${windows.length} windows of ${windowOps}: ${windows.map((w) => Math.round(w / 1e3)).join(" ")}\n`);
+  if (process.env.BENCH_WARM_DEBUG)
+    process.stderr.write(`warm: ${((cpuNow() - started) / 1e9).toFixed(1)} s CPU, ${windows.length} windows of ${windowOps}: ${windows.map((w) => Math.round(w / 1e3)).join(" ")}\n`);
   return Math.max(1, Math.round((batchMs * 1e6) / median(lastThird(windows))));
 }
 

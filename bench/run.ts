@@ -106,7 +106,13 @@ const atMost = (name: string, value: number, limit: number, figure?: string, mar
   const range = rangeOf(figure, marker);
   return { name, value: Number(value.toFixed(3)), target: `≤ ${limit}`, met: value <= limit, ...(range ? { range } : {}) };
 };
-const atLeast = (name: string, value: number, limit: number, range?: [number, number]): Target => ({ name, value: Number(value.toFixed(3)), target: `≥ ${limit}`, met: value >= limit, ...(range ? { range: [Number(range[0].toFixed(3)), Number(range[1].toFixed(3))] as [number, number] } : {}) });
+const atLeast = (name: string, value: number, limit: number, range?: [number, number]): Target => ({
+  name,
+  value: Number(value.toFixed(3)),
+  target: `≥ ${limit}`,
+  met: value >= limit,
+  ...(range ? { range: [Number(range[0].toFixed(3)), Number(range[1].toFixed(3))] as [number, number] } : {}),
+});
 const targets: Target[] = [
   atMost("live path: a/b at R = 3", at(replay, "rounds", 3).liveVsHandWritten, 1.0, "liveB", "a-live(3,"),
   atMost("live path: a/b at R = 30", at(replay, "rounds", 30).liveVsHandWritten, 1.0, "liveB", "a-live(30,"),
@@ -136,31 +142,92 @@ const targets: Target[] = [
   atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0, http.range),
 ];
 
-const machine = { pinnedCpu: PINNED_CPU ?? null, node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, platform: `${os.platform()} ${os.arch()}`, date: new Date().toISOString().slice(0, 10), ...(commit ? { commit } : {}) };
+const machine = {
+  pinnedCpu: PINNED_CPU ?? null,
+  node: process.version,
+  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`,
+  platform: `${os.platform()} ${os.arch()}`,
+  date: new Date().toISOString().slice(0, 10),
+  ...(commit ? { commit } : {}),
+};
 const comparison = compareRuns(carried, targets, sameCodeAs);
-const results = { machine, runs, seconds: Math.round((Date.now() - started) / 1000), loadAverage: os.loadavg()[0], targets, comparedWithCarried: comparison, unstable, replay, overFloor, codec, token, heapKiB, store, redisFloor, instances, http };
+const results = {
+  machine,
+  runs,
+  seconds: Math.round((Date.now() - started) / 1000),
+  loadAverage: os.loadavg()[0],
+  targets,
+  comparedWithCarried: comparison,
+  unstable,
+  replay,
+  overFloor,
+  codec,
+  token,
+  heapKiB,
+  store,
+  redisFloor,
+  instances,
+  http,
+};
 
 const lines: string[] = [];
-lines.push(`Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}${commit ? `, commit ${commit.slice(0, 7)}${commit.endsWith("+changes") ? " with changes" : ""}` : ""}. CPU time per variant process (${PINNED_CPU === undefined ? "not pinned" : `every variant process on CPU ${PINNED_CPU}`}), paired ratios over alternating batches, medians of ${runs} fresh runs.`);
-lines.push(`Load average when done: ${os.loadavg()[0]!.toFixed(2)}.${unstable.length > 0 ? ` **Unstable** (a variant's cost moved more than 1.5× between fresh runs, twice): ${unstable.join("; ")}.` : " No set of variants moved more than 1.5× between fresh runs."}`);
+lines.push(
+  `Machine: ${machine.cpus}, ${machine.platform}, Node ${machine.node}, ${machine.date}${commit ? `, commit ${commit.slice(0, 7)}${commit.endsWith("+changes") ? " with changes" : ""}` : ""}. CPU time per variant process (${PINNED_CPU === undefined ? "not pinned" : `every variant process on CPU ${PINNED_CPU}`}), paired ratios over alternating batches, medians of ${runs} fresh runs.`,
+);
+lines.push(
+  `Load average when done: ${os.loadavg()[0]!.toFixed(2)}.${unstable.length > 0 ? ` **Unstable** (a variant's cost moved more than 1.5× between fresh runs, twice): ${unstable.join("; ")}.` : " No set of variants moved more than 1.5× between fresh runs."}`,
+);
 lines.push("", "Targets (median of the fresh runs; min–max of the runs beside it):", "", "| measure | value | min–max | target | met |", "|---|---|---|---|---|");
 for (const t of targets) lines.push(`| ${t.name} | ${t.value} | ${t.range ? `${t.range[0]}–${t.range[1]}` : ""} | ${t.target} | ${t.met ? "yes" : "**no**"} |`);
 lines.push("", ...comparisonLines(comparison));
-lines.push("", "Replay — server CPU per whole call of R rounds (µs): (a) the generator resuming (live) or replaying every round (stateless, `liveCalls: 0`), (b) hand-written keeping `{ i, sum }`, (b2) hand-written keeping every answer, (c) the SDK's `inputRequired` + codec, (f) the replay floor — (a)'s code replayed every round with no runtime (not a way to write a tool; a/f is what the runtime adds; (f), f/b and a/f from runs of their own with (a) stateless and (b)):", "");
-lines.push("| R | (a) live | (a) stateless | (b) | (b2) | (c) | (f) | a/b live | a/b stateless | a/b2 stateless | a/c live | f/b | a/f stateless |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-for (const r of replay) lines.push(`| ${r.rounds} | ${f(r.us.generatorLive, 0)} | ${f(r.us.generatorStateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.us.handWrittenAll, 0)} | ${f(r.us.sdk, 0)} | ${f(r.us.replayFloor, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.statelessVsHandWrittenAll)} | ${f(r.liveVsSdk)} | ${f(r.floorVsHandWritten)} | ${f(r.statelessVsFloor)} |`);
-lines.push("", `What the runtime adds to the floor, fitted over R = 1, 10, 30 ((a) stateless − (f) ≈ per request × (R + 1) + per replayed ask × R(R + 1)/2, all six alternating in one set, fitted per round of batches): ${f(overFloor.perRequestUs)} µs per request, ${f(overFloor.perReplayedAskUs, 3)} µs per replayed ask (the fit's worst miss, median over rounds: ${f(overFloor.worstResidualUs, 1)} µs per call).`);
+lines.push(
+  "",
+  "Replay — server CPU per whole call of R rounds (µs): (a) the generator resuming (live) or replaying every round (stateless, `liveCalls: 0`), (b) hand-written keeping `{ i, sum }`, (b2) hand-written keeping every answer, (c) the SDK's `inputRequired` + codec, (f) the replay floor — (a)'s code replayed every round with no runtime (not a way to write a tool; a/f is what the runtime adds; (f), f/b and a/f from runs of their own with (a) stateless and (b)):",
+  "",
+);
+lines.push(
+  "| R | (a) live | (a) stateless | (b) | (b2) | (c) | (f) | a/b live | a/b stateless | a/b2 stateless | a/c live | f/b | a/f stateless |",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+);
+for (const r of replay)
+  lines.push(
+    `| ${r.rounds} | ${f(r.us.generatorLive, 0)} | ${f(r.us.generatorStateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.us.handWrittenAll, 0)} | ${f(r.us.sdk, 0)} | ${f(r.us.replayFloor, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.statelessVsHandWrittenAll)} | ${f(r.liveVsSdk)} | ${f(r.floorVsHandWritten)} | ${f(r.statelessVsFloor)} |`,
+  );
+lines.push(
+  "",
+  `What the runtime adds to the floor, fitted over R = 1, 10, 30 ((a) stateless − (f) ≈ per request × (R + 1) + per replayed ask × R(R + 1)/2, all six alternating in one set, fitted per round of batches): ${f(overFloor.perRequestUs)} µs per request, ${f(overFloor.perReplayedAskUs, 3)} µs per replayed ask (the fit's worst miss, median over rounds: ${f(overFloor.worstResidualUs, 1)} µs per call).`,
+);
 lines.push("", "Codec — seal + open of a journal of N records (µs) against two floors (JSON + one native HMAC; JSON + one native AES-256-GCM) and the SDK's codec:", "");
 lines.push("| records | HMAC floor | GCM floor | signed | sealed | SDK | signed/HMAC | sealed/GCM | sealed/SDK | token bytes (sealed / signed / SDK) |", "|---|---|---|---|---|---|---|---|---|---|");
-for (const r of codec) lines.push(`| ${r.records} | ${f(r.us.hmacFloor, 1)} | ${f(r.us.gcmFloor, 1)} | ${f(r.us.signed, 1)} | ${f(r.us.sealed, 1)} | ${f(r.us.sdk, 1)} | ${f(r.signedVsHmacFloor)} | ${f(r.sealedVsGcmFloor)} | ${f(r.sealedVsSdk)} | ${r.tokenBytes.sealed} / ${r.tokenBytes.signed} / ${r.tokenBytes.sdk} |`);
-lines.push("", `Token: each small answer (${token[0]!.answerJsonBytes} bytes of JSON) adds ${token.map((t) => `${f(t.bytesPerAnswer, 1)} bytes (${t.mode})`).join(", ")}. Heap per call suspended at its third ask, through the SDK with 100 SDK tools registered: ${f(heapKiB, 1)} KiB.`);
+for (const r of codec)
+  lines.push(
+    `| ${r.records} | ${f(r.us.hmacFloor, 1)} | ${f(r.us.gcmFloor, 1)} | ${f(r.us.signed, 1)} | ${f(r.us.sealed, 1)} | ${f(r.us.sdk, 1)} | ${f(r.signedVsHmacFloor)} | ${f(r.sealedVsGcmFloor)} | ${f(r.sealedVsSdk)} | ${r.tokenBytes.sealed} / ${r.tokenBytes.signed} / ${r.tokenBytes.sdk} |`,
+  );
+lines.push(
+  "",
+  `Token: each small answer (${token[0]!.answerJsonBytes} bytes of JSON) adds ${token.map((t) => `${f(t.bytesPerAnswer, 1)} bytes (${t.mode})`).join(", ")}. Heap per call suspended at its third ask, through the SDK with 100 SDK tools registered: ${f(heapKiB, 1)} KiB.`,
+);
 lines.push("", "Store — per round of a 3-ask call (µs): this process's CPU, and wall time (a Redis or PostgreSQL round trip is mostly waiting):", "");
 lines.push("| store | CPU per round | wall per round | CPU vs no store |", "|---|---|---|---|");
 for (const s of store) lines.push(`| ${storeLabel(s.store)} | ${f(s.cpuUsPerRound, 1)} | ${f(s.wallUsPerRound, 1)} | ${f(s.vsNone)} |`);
-if (redisFloor) lines.push("", `Redis: ${f(redisFloor.operationsPerRequest)} store operations per request; the store's own CPU per round (the Redis row less no store) ${f(redisFloor.storeCpuUsPerRound, 1)} µs = ${f(redisFloor.vsRawRoundTrip)}× a bare-socket GET round trip's ${f(redisFloor.rawRoundTripCpuUs, 1)} µs, same run.`);
-lines.push("", "Three instances without affinity (round-robin), server CPU per whole call (µs):", "", "| R | defaults | liveCalls 0 | (b) | a/b defaults | a/b liveCalls 0 | defaults / liveCalls 0 |", "|---|---|---|---|---|---|---|");
-for (const r of instances) lines.push(`| ${r.rounds} | ${f(r.us.live, 0)} | ${f(r.us.stateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.liveVsStateless)} |`);
-lines.push("", `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server at a time (${http.runs} fresh servers, ${http.periods} alternating periods each, the ratio paired per pair of periods): generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)} (${f(http.range[0])}–${f(http.range[1])}).`);
+if (redisFloor)
+  lines.push(
+    "",
+    `Redis: ${f(redisFloor.operationsPerRequest)} store operations per request; the store's own CPU per round (the Redis row less no store) ${f(redisFloor.storeCpuUsPerRound, 1)} µs = ${f(redisFloor.vsRawRoundTrip)}× a bare-socket GET round trip's ${f(redisFloor.rawRoundTripCpuUs, 1)} µs, same run.`,
+  );
+lines.push(
+  "",
+  "Three instances without affinity (round-robin), server CPU per whole call (µs):",
+  "",
+  "| R | defaults | liveCalls 0 | (b) | a/b defaults | a/b liveCalls 0 | defaults / liveCalls 0 |",
+  "|---|---|---|---|---|---|---|",
+);
+for (const r of instances)
+  lines.push(`| ${r.rounds} | ${f(r.us.live, 0)} | ${f(r.us.stateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.liveVsStateless)} |`);
+lines.push(
+  "",
+  `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server at a time (${http.runs} fresh servers, ${http.periods} alternating periods each, the ratio paired per pair of periods): generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)} (${f(http.range[0])}–${f(http.range[1])}).`,
+);
 const markdown = lines.join("\n");
 console.log(markdown);
 
@@ -173,6 +240,8 @@ if (process.argv.includes("--readme")) {
   writeFileSync(here("../../../bench/replay.svg"), svg);
   updateReadmeBlock("bench", markdown, here("../../../bench/README.md"));
 }
-log(`done in ${results.seconds}s: results/bench-results.json, results/replay.svg${process.argv.includes("--readme") ? "; bench/results.json, bench/replay.svg and bench/README.md updated" : " (tracked files untouched: add --readme to update them)"}`);
+log(
+  `done in ${results.seconds}s: results/bench-results.json, results/replay.svg${process.argv.includes("--readme") ? "; bench/results.json, bench/replay.svg and bench/README.md updated" : " (tracked files untouched: add --readme to update them)"}`,
+);
 log(`targets met: ${targets.filter((t) => t.met).length}/${targets.length}`);
 for (const line of comparisonLines(comparison)) log(line);

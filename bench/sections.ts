@@ -24,28 +24,47 @@ export interface ReplayRow {
 export async function replaySection(runs: number, roundsList = [1, 3, 10, 30]): Promise<ReplayRow[]> {
   const rows: ReplayRow[] = [];
   for (const rounds of roundsList) {
-    const r = await repeated(runs, [
-      { name: "a-live", factory: "generator", args: [rounds, 1000] },
-      { name: "a-stateless", factory: "generator", args: [rounds, 0] },
-      { name: "b", factory: "handWritten", args: [rounds] },
-      { name: "b2", factory: "handWrittenAll", args: [rounds] },
-      { name: "c", factory: "sdk", args: [rounds] },
-    ], (s) => ({
-      aLive: cost(s, "a-live"), aStateless: cost(s, "a-stateless"), b: cost(s, "b"), b2: cost(s, "b2"), c: cost(s, "c"),
-      liveB: ratio(s, "a-live", "b"), statelessB: ratio(s, "a-stateless", "b"), statelessB2: ratio(s, "a-stateless", "b2"), liveC: ratio(s, "a-live", "c"),
-    }));
+    const r = await repeated(
+      runs,
+      [
+        { name: "a-live", factory: "generator", args: [rounds, 1000] },
+        { name: "a-stateless", factory: "generator", args: [rounds, 0] },
+        { name: "b", factory: "handWritten", args: [rounds] },
+        { name: "b2", factory: "handWrittenAll", args: [rounds] },
+        { name: "c", factory: "sdk", args: [rounds] },
+      ],
+      (s) => ({
+        aLive: cost(s, "a-live"),
+        aStateless: cost(s, "a-stateless"),
+        b: cost(s, "b"),
+        b2: cost(s, "b2"),
+        c: cost(s, "c"),
+        liveB: ratio(s, "a-live", "b"),
+        statelessB: ratio(s, "a-stateless", "b"),
+        statelessB2: ratio(s, "a-stateless", "b2"),
+        liveC: ratio(s, "a-live", "c"),
+      }),
+    );
     // The floor in runs of its own (with the two it is compared to), so the targets' runs keep
     // the five variants they always had: how many processes alternate moves the ratios.
-    const fl = await repeated(runs, [
-      { name: "a-stateless", factory: "generator", args: [rounds, 0] },
-      { name: "b", factory: "handWritten", args: [rounds] },
-      { name: "f", factory: "replayFloor", args: [rounds] },
-    ], (s) => ({ f: cost(s, "f"), floorB: ratio(s, "f", "b"), statelessF: ratio(s, "a-stateless", "f") }));
+    const fl = await repeated(
+      runs,
+      [
+        { name: "a-stateless", factory: "generator", args: [rounds, 0] },
+        { name: "b", factory: "handWritten", args: [rounds] },
+        { name: "f", factory: "replayFloor", args: [rounds] },
+      ],
+      (s) => ({ f: cost(s, "f"), floorB: ratio(s, "f", "b"), statelessF: ratio(s, "a-stateless", "f") }),
+    );
     rows.push({
       rounds,
       us: { generatorLive: r.aLive / 1e3, generatorStateless: r.aStateless / 1e3, handWritten: r.b / 1e3, handWrittenAll: r.b2 / 1e3, sdk: r.c / 1e3, replayFloor: fl.f / 1e3 },
-      liveVsHandWritten: r.liveB, statelessVsHandWritten: r.statelessB, statelessVsHandWrittenAll: r.statelessB2, liveVsSdk: r.liveC,
-      floorVsHandWritten: fl.floorB, statelessVsFloor: fl.statelessF,
+      liveVsHandWritten: r.liveB,
+      statelessVsHandWritten: r.statelessB,
+      statelessVsHandWrittenAll: r.statelessB2,
+      liveVsSdk: r.liveC,
+      floorVsHandWritten: fl.floorB,
+      statelessVsFloor: fl.statelessF,
     });
   }
   return rows;
@@ -114,12 +133,29 @@ export interface InstancesRow {
 export async function instancesSection(runs: number, roundsList = [10, 30]): Promise<InstancesRow[]> {
   const rows: InstancesRow[] = [];
   for (const rounds of roundsList) {
-    const r = await repeated(runs, [
-      { name: "a3-live", factory: "generatorThreeInstances", args: [rounds, 1000] },
-      { name: "a3-stateless", factory: "generatorThreeInstances", args: [rounds, 0] },
-      { name: "b", factory: "handWritten", args: [rounds] },
-    ], (s) => ({ live: cost(s, "a3-live"), stateless: cost(s, "a3-stateless"), b: cost(s, "b"), liveB: ratio(s, "a3-live", "b"), statelessB: ratio(s, "a3-stateless", "b"), liveStateless: ratio(s, "a3-live", "a3-stateless") }));
-    rows.push({ rounds, us: { live: r.live / 1e3, stateless: r.stateless / 1e3, handWritten: r.b / 1e3 }, liveVsHandWritten: r.liveB, statelessVsHandWritten: r.statelessB, liveVsStateless: r.liveStateless });
+    const r = await repeated(
+      runs,
+      [
+        { name: "a3-live", factory: "generatorThreeInstances", args: [rounds, 1000] },
+        { name: "a3-stateless", factory: "generatorThreeInstances", args: [rounds, 0] },
+        { name: "b", factory: "handWritten", args: [rounds] },
+      ],
+      (s) => ({
+        live: cost(s, "a3-live"),
+        stateless: cost(s, "a3-stateless"),
+        b: cost(s, "b"),
+        liveB: ratio(s, "a3-live", "b"),
+        statelessB: ratio(s, "a3-stateless", "b"),
+        liveStateless: ratio(s, "a3-live", "a3-stateless"),
+      }),
+    );
+    rows.push({
+      rounds,
+      us: { live: r.live / 1e3, stateless: r.stateless / 1e3, handWritten: r.b / 1e3 },
+      liveVsHandWritten: r.liveB,
+      statelessVsHandWritten: r.statelessB,
+      liveVsStateless: r.liveStateless,
+    });
   }
   return rows;
 }
@@ -137,16 +173,26 @@ export interface CodecRow {
 export async function codecSection(runs: number, sizes = [1, 10, 100]): Promise<CodecRow[]> {
   const rows: CodecRow[] = [];
   for (const records of sizes) {
-    const r = await repeated(runs, [
-      { name: "hmac", factory: "hmacFloor", args: [records] },
-      { name: "gcm", factory: "gcmFloor", args: [records] },
-      { name: "signed", factory: "ours", args: [records, "signed"] },
-      { name: "sealed", factory: "ours", args: [records, "sealed"] },
-      { name: "sdk", factory: "sdkCodec", args: [records] },
-    ], (s) => ({
-      hmac: cost(s, "hmac"), gcm: cost(s, "gcm"), signed: cost(s, "signed"), sealed: cost(s, "sealed"), sdk: cost(s, "sdk"),
-      signedHmac: ratio(s, "signed", "hmac"), sealedGcm: ratio(s, "sealed", "gcm"), sealedSdk: ratio(s, "sealed", "sdk"),
-    }));
+    const r = await repeated(
+      runs,
+      [
+        { name: "hmac", factory: "hmacFloor", args: [records] },
+        { name: "gcm", factory: "gcmFloor", args: [records] },
+        { name: "signed", factory: "ours", args: [records, "signed"] },
+        { name: "sealed", factory: "ours", args: [records, "sealed"] },
+        { name: "sdk", factory: "sdkCodec", args: [records] },
+      ],
+      (s) => ({
+        hmac: cost(s, "hmac"),
+        gcm: cost(s, "gcm"),
+        signed: cost(s, "signed"),
+        sealed: cost(s, "sealed"),
+        sdk: cost(s, "sdk"),
+        signedHmac: ratio(s, "signed", "hmac"),
+        sealedGcm: ratio(s, "sealed", "gcm"),
+        sealedSdk: ratio(s, "sealed", "sdk"),
+      }),
+    );
     const data = journalOf(records);
     const { j, ...header } = data;
     const body = j.map(([fp, value]) => `${fp}\t${value}\n`).join("");
@@ -154,7 +200,9 @@ export async function codecSection(runs: number, sizes = [1, 10, 100]): Promise<
     rows.push({
       records,
       us: { hmacFloor: r.hmac / 1e3, gcmFloor: r.gcm / 1e3, signed: r.signed / 1e3, sealed: r.sealed / 1e3, sdk: r.sdk / 1e3 },
-      signedVsHmacFloor: r.signedHmac, sealedVsGcmFloor: r.sealedGcm, sealedVsSdk: r.sealedSdk,
+      signedVsHmacFloor: r.signedHmac,
+      sealedVsGcmFloor: r.sealedGcm,
+      sealedVsSdk: r.sealedSdk,
       tokenBytes: { sealed: seal("sealed"), signed: seal("signed"), sdk: (await createRequestStateCodec({ key: secret }).mint(data)).length },
     });
   }
@@ -217,18 +265,29 @@ export async function storeSection(runs: number, redis: boolean, postgres = fals
     { name: "none", factory: "generator", args: [rounds, 1000] },
     { name: "memory", factory: "generatorOnStore", args: [rounds, "memory"] },
     // A store over a connection warms by calls, not CPU (proc.ts): 8,000 calls before it counts.
-    ...(redis ? [{ name: "redis", factory: "generatorOnStore", args: [rounds, "redis"], warmOps: STORE_WARM_CALLS }, { name: "rawRedis", factory: "rawRedisRoundTrips", args: [rounds], warmOps: STORE_WARM_CALLS }] : []),
+    ...(redis
+      ? [
+          { name: "redis", factory: "generatorOnStore", args: [rounds, "redis"], warmOps: STORE_WARM_CALLS },
+          { name: "rawRedis", factory: "rawRedisRoundTrips", args: [rounds], warmOps: STORE_WARM_CALLS },
+        ]
+      : []),
     ...(postgres ? [{ name: "postgres", factory: "generatorOnStore", args: [rounds, "postgres"], warmOps: STORE_WARM_CALLS }] : []),
   ];
   const r = await repeated(runs, variants, (s) =>
     Object.fromEntries([
-      ...variants.flatMap((v) => [[`${v.name}Cpu`, cost(s, v.name)], [`${v.name}Wall`, wallCost(s, v.name)], [`${v.name}Ratio`, ratio(s, v.name, "none")]]),
+      ...variants.flatMap((v) => [
+        [`${v.name}Cpu`, cost(s, v.name)],
+        [`${v.name}Wall`, wallCost(s, v.name)],
+        [`${v.name}Ratio`, ratio(s, v.name, "none")],
+      ]),
       // Paired within each fresh run: the Redis store's own CPU over a bare round trip's.
       ...(redis ? [["redisVsRaw", (cost(s, "redis") - cost(s, "none")) / cost(s, "rawRedis")]] : []),
     ]),
   );
   const perRound = (ns: number) => ns / 1e3 / (rounds + 1);
-  const rows = variants.filter((v) => v.name !== "rawRedis").map((v) => ({ store: v.name as StoreRow["store"], cpuUsPerRound: perRound(r[`${v.name}Cpu`]!), wallUsPerRound: perRound(r[`${v.name}Wall`]!), vsNone: r[`${v.name}Ratio`]! }));
+  const rows = variants
+    .filter((v) => v.name !== "rawRedis")
+    .map((v) => ({ store: v.name as StoreRow["store"], cpuUsPerRound: perRound(r[`${v.name}Cpu`]!), wallUsPerRound: perRound(r[`${v.name}Wall`]!), vsNone: r[`${v.name}Ratio`]! }));
   const floor = redis
     ? {
         rawRoundTripCpuUs: perRound(r.rawRedisCpu!),

@@ -69,7 +69,8 @@ export async function rawRedisRoundTrips(rounds: number): Promise<() => Promise<
 
 /** Store operations per request of a whole call on `store` (the runtime's, counted). */
 export async function storeOperationsPerRequest(rounds: number, store: "memory" | "redis"): Promise<number> {
-  const s: Store = store === "memory" ? createMemoryStore() : await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` });
+  const s: Store =
+    store === "memory" ? createMemoryStore() : await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` });
   let operations = 0;
   const counted = new Proxy(s, {
     get: (target, p) => {

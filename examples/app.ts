@@ -85,7 +85,9 @@ export interface RunningServer {
  * task signals (webhooks). Signal URLs are `MCP_YIELD_SIGNAL_BASE_URL` + token when set (the
  * public address several instances share, e.g. a load balancer's), else this instance's own.
  */
-export async function startExampleServer(options: { port?: number; keys?: StateKey[]; store?: Store; onError?: (e: unknown) => void; onRound?: (trace: RoundTrace) => void } = {}): Promise<RunningServer> {
+export async function startExampleServer(
+  options: { port?: number; keys?: StateKey[]; store?: Store; onError?: (e: unknown) => void; onRound?: (trace: RoundTrace) => void } = {},
+): Promise<RunningServer> {
   const store = options.store ?? (await storeFromEnv()).store;
   // Routes are bound once the runtime exists (it needs the address the server got).
   let route: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;

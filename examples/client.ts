@@ -28,7 +28,11 @@ async function askField(name: string, field: PrimitiveSchemaDefinition, required
     if (raw === "" && !required) return undefined;
     if (field.type === "boolean" && /^(y|yes|n|no|true|false)$/i.test(raw)) return /^(y|yes|true)$/i.test(raw);
     if ((field.type === "number" || field.type === "integer") && raw !== "" && Number.isFinite(Number(raw))) return Number(raw);
-    if (field.type === "array") return raw.split(",").map((s) => s.trim()).filter(Boolean);
+    if (field.type === "array")
+      return raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
     if (field.type === "string" && raw !== "" && (!choices || choices.includes(raw))) return raw;
     console.log("  (not a valid answer, try again)");
   }
@@ -63,7 +67,7 @@ const handlers: InputHandlers = {
 
 try {
   const { tools } = (await send("tools/list", {})) as { tools: Array<{ name: string; description?: string; inputSchema?: { properties?: Record<string, { type?: string }>; required?: string[] } }> };
-  tools.forEach((t, i) => console.log(`${i + 1}. ${t.name} — ${t.description ?? ""}`));
+  for (const [i, t] of tools.entries()) console.log(`${i + 1}. ${t.name} — ${t.description ?? ""}`);
   const pick = tools[Number(await question("\nWhich tool? (number): ")) - 1];
   if (!pick) throw new Error("no such tool");
   const args: Record<string, unknown> = {};

@@ -61,8 +61,7 @@ try {
     console.log(`→ tools/call ${name} ${JSON.stringify(args)}`);
     let last = "";
     const result = await callWithInput<{ content: Array<{ text?: string }>; isError?: boolean }>(send, "tools/call", { name, arguments: args }, handlers, {
-      onRound: ({ round, result: r }) =>
-        console.log(`  round ${round}: input_required (${Object.keys(r.inputRequests ?? {}).join(", ")}; state ${r.requestState?.length ?? 0} bytes)`),
+      onRound: ({ round, result: r }) => console.log(`  round ${round}: input_required (${Object.keys(r.inputRequests ?? {}).join(", ")}; state ${r.requestState?.length ?? 0} bytes)`),
       onTask: (task) => {
         const now = `${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ""}`;
         if (now !== last) console.log(`  task ${task.taskId.slice(0, 8)}…: ${now}`);

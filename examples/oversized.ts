@@ -18,8 +18,7 @@ export function refuseOversized(req: IncomingMessage, res: ServerResponse, maxBy
   const declared = Number(req.headers["content-length"]);
   if (!Number.isFinite(declared) || declared <= maxBytes) return false;
   const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: `Payload Too Large: Request body must not exceed ${maxBytes} bytes` }, id: null });
-  const answer = (close: boolean) =>
-    res.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...(close ? { connection: "close" } : {}) }).end(body);
+  const answer = (close: boolean) => res.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...(close ? { connection: "close" } : {}) }).end(body);
   if (declared > DRAIN_MAX_BYTES) {
     answer(true);
     return true;

@@ -5,9 +5,7 @@ import { keysFromEnv, startExampleServer, storeFromEnv } from "./app.js";
 const port = Number(process.env.PORT ?? 3000);
 const { keys, ephemeral } = keysFromEnv();
 if (ephemeral) {
-  console.warn(
-    "warning: MCP_YIELD_KEYS is not set; using an ephemeral key. Several instances (or a restart) need a shared key ring: MCP_YIELD_KEYS=id:base64secret[,id:base64secret...]",
-  );
+  console.warn("warning: MCP_YIELD_KEYS is not set; using an ephemeral key. Several instances (or a restart) need a shared key ring: MCP_YIELD_KEYS=id:base64secret[,id:base64secret...]");
 }
 const { store, kind } = await storeFromEnv();
 const running = await startExampleServer({ port, keys, store }).catch(async (error: NodeJS.ErrnoException) => {

@@ -53,7 +53,11 @@ export function buildDocs(log: (line: string) => void = (l) => console.error(l),
       tsdocMetadata: { enabled: false },
       messages: {
         compilerMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
-        extractorMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning }, "ae-undocumented": { logLevel: ExtractorLogLevel.Warning }, "ae-missing-release-tag": { logLevel: ExtractorLogLevel.None } },
+        extractorMessageReporting: {
+          default: { logLevel: ExtractorLogLevel.Warning },
+          "ae-undocumented": { logLevel: ExtractorLogLevel.Warning },
+          "ae-missing-release-tag": { logLevel: ExtractorLogLevel.None },
+        },
         tsdocMessageReporting: { default: { logLevel: ExtractorLogLevel.None } },
       },
     },
@@ -65,11 +69,12 @@ export function buildDocs(log: (line: string) => void = (l) => console.error(l),
     messageCallback: (message: ExtractorMessage) => {
       // Exported declarations must carry a doc comment; members of them are encouraged, not required.
       if (message.messageId === "ae-undocumented") {
-        if (isExportedDeclaration(message.sourceFilePath, message.sourceFileLine)) undocumented.push(`${message.text} (${message.sourceFilePath?.replace(root, "") ?? ""}:${message.sourceFileLine ?? ""})`);
-      }
-      else if (message.messageId === "console-api-report-created" || message.messageId === "console-api-report-copied") {
+        if (isExportedDeclaration(message.sourceFilePath, message.sourceFileLine))
+          undocumented.push(`${message.text} (${message.sourceFilePath?.replace(root, "") ?? ""}:${message.sourceFileLine ?? ""})`);
+      } else if (message.messageId === "console-api-report-created" || message.messageId === "console-api-report-copied") {
         // the report is our undocumented-export check, not an artifact to keep
-      } else if (message.logLevel === ExtractorLogLevel.Error || message.logLevel === ExtractorLogLevel.Warning) errors.push(`${message.messageId}: ${message.text} (${message.sourceFilePath ?? ""}:${message.sourceFileLine ?? ""})`);
+      } else if (message.logLevel === ExtractorLogLevel.Error || message.logLevel === ExtractorLogLevel.Warning)
+        errors.push(`${message.messageId}: ${message.text} (${message.sourceFilePath ?? ""}:${message.sourceFileLine ?? ""})`);
       message.handled = true;
     },
   });

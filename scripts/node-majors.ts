@@ -62,7 +62,7 @@ function failedTests(report: string, version: string): string[] {
   }
   type Assertion = { status?: string; fullName?: string; failureMessages?: string[] };
   type File = { name?: string; status?: string; message?: string; assertionResults?: Assertion[] };
-  const files = ((parsed as { testResults?: File[] }).testResults ?? []);
+  const files = (parsed as { testResults?: File[] }).testResults ?? [];
   const lines: string[] = [];
   for (const file of files) {
     const name = (file.name ?? "?").replace(`${process.cwd()}/`, "");

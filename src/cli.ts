@@ -109,5 +109,9 @@ function invokedDirectly(): boolean {
 }
 
 if (invokedDirectly()) {
-  process.exitCode = await main(process.argv.slice(2), (l) => console.log(l), (l) => console.error(l));
+  process.exitCode = await main(
+    process.argv.slice(2),
+    (l) => console.log(l),
+    (l) => console.error(l),
+  );
 }

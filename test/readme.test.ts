@@ -22,7 +22,10 @@ afterAll(() => close());
 describe("README snippets", () => {
   it.each(snippets)("README.md or a guide in docs/ quotes examples/readme/%s verbatim", (file) => {
     const code = readFileSync(new URL(`../examples/readme/${file}`, import.meta.url), "utf8").trim();
-    expect([readme, ...guides].some((text) => text.includes("```ts\n" + code + "\n```")), `${file} is quoted nowhere`).toBe(true);
+    expect(
+      [readme, ...guides].some((text) => text.includes("```ts\n" + code + "\n```")),
+      `${file} is quoted nowhere`,
+    ).toBe(true);
   });
 
   it("README.md stays a user guide: at most 600 lines, and every relative link points at a file that exists", () => {
@@ -55,7 +58,20 @@ describe("README snippets", () => {
   it("the summarize tool reads a reply of one block and of several", async () => {
     const { summarize } = await import("../examples/readme/summarize.js");
     const one = await simulate(summarize, { text: "x" }, { "sample-0": { role: "assistant", content: { type: "text", text: "short" }, model: "m" } });
-    const many = await simulate(summarize, { text: "x" }, { "sample-0": { role: "assistant", content: [{ type: "text", text: "two " }, { type: "text", text: "blocks" }], model: "m" } });
+    const many = await simulate(
+      summarize,
+      { text: "x" },
+      {
+        "sample-0": {
+          role: "assistant",
+          content: [
+            { type: "text", text: "two " },
+            { type: "text", text: "blocks" },
+          ],
+          model: "m",
+        },
+      },
+    );
     expect([one.result.content[0]!.text, many.result.content[0]!.text]).toEqual(["short", "two blocks"]);
   });
 
@@ -78,7 +94,11 @@ describe("README snippets", () => {
     await new Promise((r) => (http.listening ? r(undefined) : http.once("listening", r)));
     close = () => new Promise((r) => http.close(() => r()));
     const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
-    const { stdout } = await run(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "examples/readme/official-client.ts"], { cwd: root, env: { ...process.env, MCP_URL: url }, timeout: 30_000 });
+    const { stdout } = await run(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "examples/readme/official-client.ts"], {
+      cwd: root,
+      env: { ...process.env, MCP_URL: url },
+      timeout: 30_000,
+    });
     expect(stdout).toContain("The server asks: Book Lisbon for $120?");
     expect(stdout).toMatch(/Booked Lisbon: receipt D-lisbon-/);
   }, 60_000);

@@ -21,7 +21,9 @@ const cluster = await runScenario({ instances: 3, calls, thinkMs: [500, 8000], l
 
 log(`tasks: 3 instances on Redis, ${taskCalls} task calls, one instance killed mid-run...`);
 const prefix = `mcp-yield-stress:${Date.now().toString(36)}:`;
-const tasks = await runTaskScenario({ instances: 3, calls: taskCalls, thinkMs: [100, 2000], storeEnv: { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }, log }).finally(() => dropPrefix(prefix));
+const tasks = await runTaskScenario({ instances: 3, calls: taskCalls, thinkMs: [100, 2000], storeEnv: { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }, log }).finally(() =>
+  dropPrefix(prefix),
+);
 
 log(`hostile wire: ${hostileRuns} generated cases...`);
 const keys = [{ id: "stress", secret: crypto.getRandomValues(new Uint8Array(32)) }];
@@ -31,8 +33,23 @@ const hostile = await runHostile({ runtime: createRuntime({ state: { keys }, onE
 const results = {
   machine: { node: process.version, cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, date: new Date().toISOString().slice(0, 10) },
   cluster: { ...cluster, errors: cluster.errors.slice(0, 20), wrong: cluster.wrong.slice(0, 20), errorCount: cluster.errors.length, wrongCount: cluster.wrong.length },
-  tasks: { ...tasks, errors: tasks.errors.slice(0, 20), wrong: tasks.wrong.slice(0, 20), inconsistent: tasks.inconsistent.slice(0, 20), errorCount: tasks.errors.length, wrongCount: tasks.wrong.length, inconsistentCount: tasks.inconsistent.length },
-  hostile: { ...hostile, bad: hostile.bad.slice(0, 20), misdelivered: hostile.misdelivered.slice(0, 20), badCount: hostile.bad.length, misdeliveredCount: hostile.misdelivered.length, authorErrors: authorErrors.length },
+  tasks: {
+    ...tasks,
+    errors: tasks.errors.slice(0, 20),
+    wrong: tasks.wrong.slice(0, 20),
+    inconsistent: tasks.inconsistent.slice(0, 20),
+    errorCount: tasks.errors.length,
+    wrongCount: tasks.wrong.length,
+    inconsistentCount: tasks.inconsistent.length,
+  },
+  hostile: {
+    ...hostile,
+    bad: hostile.bad.slice(0, 20),
+    misdelivered: hostile.misdelivered.slice(0, 20),
+    badCount: hostile.bad.length,
+    misdeliveredCount: hostile.misdelivered.length,
+    authorErrors: authorErrors.length,
+  },
 };
 mkdirSync(new URL("../../results/", import.meta.url), { recursive: true });
 writeFileSync(new URL("../../results/stress-results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
@@ -62,7 +79,10 @@ Hostile wire (generated inputResponses and states against every example tool):
 |---|---|---|---|---|---|
 | ${hostile.requests} | ${hostile.results} | ${hostile.rpcErrors} | ${hostile.bad.length} | ${hostile.misdelivered.length} | ${authorErrors.length} |
 
-Cases: ${Object.entries(hostile.byCase).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ")}.`;
+Cases: ${Object.entries(hostile.byCase)
+  .sort((a, b) => b[1] - a[1])
+  .map(([k, v]) => `${k} ${v}`)
+  .join(", ")}.`;
 console.log(markdown);
 if (process.argv.includes("--readme")) updateReadmeBlock("stress", markdown, fileURLToPath(new URL("../../docs/operations.md", import.meta.url)));
 log(`results/stress-results.json written${process.argv.includes("--readme") ? "; docs/operations.md updated" : " (docs/operations.md untouched: add --readme to update it)"}`);

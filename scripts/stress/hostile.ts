@@ -55,7 +55,10 @@ function hostileAnswer(): fc.Arbitrary<unknown> {
     fc.anything(),
     fc.constantFrom(null, [], {}, "accept", 0, true, [{ action: "accept" }]),
     fc.record({ action: fc.constantFrom("accept", "decline", "cancel", "ACCEPT", ""), content: fc.anything() }, { requiredKeys: ["action"] }),
-    fc.record({ action: fc.constant("accept"), content: fc.dictionary(fc.constantFrom("confirm", "name", "destination", "color", "context", "__proto__", "constructor"), fc.oneof(fc.boolean(), fc.string(), fc.integer(), fc.constant(null))) }),
+    fc.record({
+      action: fc.constant("accept"),
+      content: fc.dictionary(fc.constantFrom("confirm", "name", "destination", "color", "context", "__proto__", "constructor"), fc.oneof(fc.boolean(), fc.string(), fc.integer(), fc.constant(null))),
+    }),
     fc.constant("x".repeat(200_000)).map((s) => ({ action: "accept", content: { name: s } })),
     fc.record({ role: fc.constantFrom("assistant", "user", "system"), content: fc.anything(), model: fc.oneof(fc.string(), fc.integer()) }),
     fc.record({ roots: fc.oneof(fc.array(fc.record({ uri: fc.oneof(fc.constant("file:///x"), fc.webUrl(), fc.integer()) })), fc.anything()) }),
@@ -69,7 +72,7 @@ function hostileResponses(keys: string[]): fc.Arbitrary<string> {
   const entries = fc.array(fc.tuple(key, hostileAnswer()), { maxLength: 6 });
   return fc.oneof(
     entries.map((es) => `{${es.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? "null"}`).join(",")}}`),
-    fc.constantFrom("null", "[]", "\"answers\"", "42", "[{\"action\":\"accept\"}]", "{\"__proto__\":{\"confirm\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}}"),
+    fc.constantFrom("null", "[]", '"answers"', "42", '[{"action":"accept"}]', '{"__proto__":{"confirm":{"action":"accept","content":{"confirm":true}}}}'),
   );
 }
 
@@ -106,7 +109,13 @@ export async function runHostile(options: { runtime: Runtime; keys: StateKey[]; 
     }
     let message: { id?: unknown; result?: Record<string, unknown>; error?: { code?: unknown; message?: unknown } };
     try {
-      const data = text.startsWith("event:") || text.startsWith("data:") ? text.split("\n").find((l) => l.startsWith("data:"))!.slice(5) : text;
+      const data =
+        text.startsWith("event:") || text.startsWith("data:")
+          ? text
+              .split("\n")
+              .find((l) => l.startsWith("data:"))!
+              .slice(5)
+          : text;
       message = JSON.parse(data);
     } catch {
       report.bad.push({ case: label, detail: `not JSON: ${text.slice(0, 200)}` });
@@ -165,7 +174,15 @@ export async function runHostile(options: { runtime: Runtime; keys: StateKey[]; 
   let controlBooked = 0;
   // The second one looks like a bare elicitation result itself, so the SDK keeps it (and, by
   // copying with plain assignment, makes it the prototype of its inputResponses object).
-  for (const responses of [`{"__proto__":{"confirm":${valid}}}`, `{"__proto__":{"action":"decline","confirm":${valid}}}`, `{"constructor":${valid}}`, `{"prototype":${valid}}`, `[${valid}]`, `{"Confirm":${valid}}`, `{"confirm":${valid}}`]) {
+  for (const responses of [
+    `{"__proto__":{"confirm":${valid}}}`,
+    `{"__proto__":{"action":"decline","confirm":${valid}}}`,
+    `{"constructor":${valid}}`,
+    `{"prototype":${valid}}`,
+    `[${valid}]`,
+    `{"Confirm":${valid}}`,
+    `{"confirm":${valid}}`,
+  ]) {
     for (const principal of [undefined, "alice"]) {
       const state = await firstState(book, principal);
       const id = nextId++;

@@ -53,7 +53,10 @@ export async function runScenario(options: {
       const phases: Array<[string, string]> =
         options.rotation === "one-phase"
           ? [["straight to (new,old)", `${nextKey},${oldKey}`]]
-          : [["1: accept the new key (old,new)", `${oldKey},${nextKey}`], ["2: seal with the new key (new,old)", `${nextKey},${oldKey}`]];
+          : [
+              ["1: accept the new key (old,new)", `${oldKey},${nextKey}`],
+              ["2: seal with the new key (new,old)", `${nextKey},${oldKey}`],
+            ];
       for (const [phase, keys] of phases) {
         for (const [i, instance] of cluster.entries()) {
           await instance.restart(keys);

@@ -1,13 +1,6 @@
 import { type AskKindName, type EffectKindName, isAskKind, isEffectKind } from "./effect-kinds.js";
 import type { z } from "zod";
-import type {
-  CreateMessageParams,
-  CreateMessageResult,
-  ElicitFormParams,
-  ElicitUrlParams,
-  RequestedSchema,
-  Root,
-} from "../wire/index.js";
+import type { CreateMessageParams, CreateMessageResult, ElicitFormParams, ElicitUrlParams, RequestedSchema, Root } from "../wire/index.js";
 import { type FormSchema, toRequestedSchema } from "./elicitation-schema.js";
 
 /**
@@ -179,11 +172,7 @@ export function form<S extends FormSchema>(schema: S): S {
 }
 
 /** Ask the user to fill a form; the accepted content is validated against `schema` (invalid → asked again). */
-export function elicit<S extends FormSchema>(
-  message: string,
-  schema: S,
-  options: AskOptions = {},
-): Ask<ElicitOutcome<z.output<S>>> {
+export function elicit<S extends FormSchema>(message: string, schema: S, options: AskOptions = {}): Ask<ElicitOutcome<z.output<S>>> {
   const requestedSchema: RequestedSchema = toRequestedSchema(schema);
   return ask({ kind: "elicit", key: keyOption(options), acceptUnasked: acceptUnaskedOption(options), params: { mode: "form", message, requestedSchema }, schema });
 }
@@ -263,7 +252,10 @@ export interface RetryOptions {
 function retryPolicy(name: string, given: RetryOptions): Required<RetryOptions> {
   const check = (what: keyof RetryOptions, value: number | undefined, fallback: number, ok: (n: number) => boolean) => {
     if (value === undefined) return fallback;
-    if (typeof value !== "number" || !ok(value)) throw new TypeError(`step("${name}"): retry.${what} must be ${what === "attempts" ? "an integer ≥ 1" : what === "jitter" ? "between 0 and 1" : what === "factor" ? "a number ≥ 1" : "a number ≥ 0"}, got ${String(value)}`);
+    if (typeof value !== "number" || !ok(value))
+      throw new TypeError(
+        `step("${name}"): retry.${what} must be ${what === "attempts" ? "an integer ≥ 1" : what === "jitter" ? "between 0 and 1" : what === "factor" ? "a number ≥ 1" : "a number ≥ 0"}, got ${String(value)}`,
+      );
     return value;
   };
   if (given.retryIf !== undefined && typeof given.retryIf !== "function") throw new TypeError(`step("${name}"): retry.retryIf must be a function`);
@@ -335,7 +327,8 @@ export function* waitForSignal<S extends z.ZodType>(name: string, schema: S, opt
   checkSignalName(name, "waitForSignal");
   if (typeof (schema as { safeParse?: unknown })?.safeParse !== "function") throw new TypeError("waitForSignal: schema must be a zod schema");
   const { timeoutMs } = options;
-  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new TypeError(`waitForSignal: timeoutMs must be a finite number ≥ 0, got ${String(timeoutMs)}`);
+  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0))
+    throw new TypeError(`waitForSignal: timeoutMs must be a finite number ≥ 0, got ${String(timeoutMs)}`);
   return (yield { kind: "signal", name, schema, timeoutMs }) as SignalOutcome<z.output<S>>;
 }
 
@@ -410,8 +403,6 @@ export function all<const T extends readonly Ask<unknown>[]>(asks: T): Op<{ -rea
 /** Several asks in ONE round, as an array (answers in order) or an object (answers by member name). Answers that arrive are kept while the missing ones are asked again. */
 export function all<T extends Record<string, Ask<unknown>>>(asks: T): Op<{ [K in keyof T]: AskResult<T[K]> }>;
 export function* all(asks: readonly Ask<unknown>[] | Record<string, Ask<unknown>>): Op<unknown> {
-  const effects = Array.isArray(asks)
-    ? asks.map((a, i) => effectOf(a, `item ${i}`))
-    : Object.fromEntries(Object.entries(asks).map(([k, a]) => [k, effectOf(a, `member "${k}"`)]));
+  const effects = Array.isArray(asks) ? asks.map((a, i) => effectOf(a, `item ${i}`)) : Object.fromEntries(Object.entries(asks).map(([k, a]) => [k, effectOf(a, `member "${k}"`)]));
   return yield { kind: "all", asks: effects };
 }

@@ -62,13 +62,15 @@ function convertField(name: string, field: Json): PrimitiveSchemaDefinition {
       return { type: "boolean", ...out } as PrimitiveSchemaDefinition;
     case "array": {
       const items = field.items as Json | undefined;
-      if (!items || items.type !== "string" || !isStringArray(items.enum)) fail("arrays must be arrays of a string enum");
+      if (items?.type !== "string" || !isStringArray(items.enum)) fail("arrays must be arrays of a string enum");
       pick(field, ["minItems", "maxItems"], out);
       if (isStringArray(field.default)) out.default = field.default;
       return { type: "array", ...out, items: { type: "string", enum: items!.enum as string[] } } as PrimitiveSchemaDefinition;
     }
     default:
-      return fail(field.type === "object" ? "nested objects are not allowed" : field.type === undefined ? "unions, nullables and untyped fields are not allowed" : `type "${String(field.type)}" is not allowed`);
+      return fail(
+        field.type === "object" ? "nested objects are not allowed" : field.type === undefined ? "unions, nullables and untyped fields are not allowed" : `type "${String(field.type)}" is not allowed`,
+      );
   }
 }
 

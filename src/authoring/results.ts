@@ -44,15 +44,12 @@ export function shapeToolResult(def: ToolDefinition, value: unknown): CallToolRe
 
 /** A result goes out as JSON: anything JSON would drop or refuse (a bigint, a Date, undefined in an array) is the author's mistake, named. */
 function jsonOnly(def: ToolDefinition, value: unknown, what: string): unknown {
-  if (!isPlainJson(value)) throw new ResultShapeError(`tool "${def.name}" returned ${what} that JSON cannot carry as it is (a bigint, Date, Map, undefined, NaN or a class instance): return plain JSON`);
+  if (!isPlainJson(value))
+    throw new ResultShapeError(`tool "${def.name}" returned ${what} that JSON cannot carry as it is (a bigint, Date, Map, undefined, NaN or a class instance): return plain JSON`);
   return value;
 }
 
-const promptShape = z.union([
-  z.string(),
-  z.array(promptMessage),
-  z.object({ description: z.string().optional(), messages: z.array(promptMessage) }),
-]);
+const promptShape = z.union([z.string(), z.array(promptMessage), z.object({ description: z.string().optional(), messages: z.array(promptMessage) })]);
 
 /** Shape what a prompt's run returned: string → one user text message. */
 export function shapePromptResult(def: PromptDefinition, value: unknown): GetPromptResult {
@@ -72,7 +69,6 @@ export function shapeResourceResult(def: { mimeType: string | undefined }, uri: 
   const parsed = resourceShape.safeParse(value);
   if (!parsed.success) throw new ResultShapeError(`resource "${uri}" must return a string, contents, or { contents }`);
   const v = parsed.data;
-  const contents: ResourceContents[] =
-    typeof v === "string" ? [{ uri, ...(def.mimeType ? { mimeType: def.mimeType } : {}), text: v }] : Array.isArray(v) ? v : v.contents;
+  const contents: ResourceContents[] = typeof v === "string" ? [{ uri, ...(def.mimeType ? { mimeType: def.mimeType } : {}), text: v }] : Array.isArray(v) ? v : v.contents;
   return { resultType: "complete", contents };
 }

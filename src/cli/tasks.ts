@@ -58,18 +58,36 @@ function statuses(text: string | undefined): TaskStatus[] | undefined {
 /** `mcp-yield tasks <list|show|cancel> …`; returns the exit code. */
 export async function tasksCommand(args: readonly string[], env: Record<string, string | undefined>, out: (line: string) => void): Promise<number> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseCommand(rest, { ...STORE_OPTIONS, json: { type: "boolean" }, principals: { type: "boolean" }, status: { type: "string" }, tool: { type: "string" }, limit: { type: "string" } });
+  const { values, positionals } = parseCommand(rest, {
+    ...STORE_OPTIONS,
+    json: { type: "boolean" },
+    principals: { type: "boolean" },
+    status: { type: "string" },
+    tool: { type: "string" },
+    limit: { type: "string" },
+  });
   if (sub !== "list" && sub !== "show" && sub !== "cancel") throw new TypeError(`tasks takes list, show or cancel, got ${JSON.stringify(sub ?? "")}`);
-  if (sub === "list" ? positionals.length > 0 : positionals.length !== 1) throw new TypeError(sub === "list" ? "tasks list takes no task id (filter with --status and --tool)" : `tasks ${sub} takes one task id`);
+  if (sub === "list" ? positionals.length > 0 : positionals.length !== 1)
+    throw new TypeError(sub === "list" ? "tasks list takes no task id (filter with --status and --tool)" : `tasks ${sub} takes one task id`);
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`--limit must be a positive integer, got ${JSON.stringify(values.limit)}`);
   const wanted = statuses(values.status);
   const store = await openStore(values, env);
   try {
     const admin = createTaskAdmin({ store });
-    const print = (value: unknown, lines: () => string[]) => (values.json ? out(JSON.stringify(value, null, 2)) : lines().forEach((l) => out(l)));
+    const print = (value: unknown, lines: () => string[]) =>
+      values.json
+        ? out(JSON.stringify(value, null, 2))
+        : lines().forEach((l) => {
+            out(l);
+          });
     if (sub === "list") {
-      const rows = await admin.list({ ...(wanted ? { status: wanted } : {}), ...(values.tool !== undefined ? { tool: values.tool } : {}), ...(limit !== undefined ? { limit } : {}), principals: values.principals === true });
+      const rows = await admin.list({
+        ...(wanted ? { status: wanted } : {}),
+        ...(values.tool !== undefined ? { tool: values.tool } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        principals: values.principals === true,
+      });
       print(rows, () => table(rows));
       return 0;
     }

@@ -59,18 +59,19 @@ export async function answerRound(requests: Array<[string, InputRequest]>, handl
   const forward = () => siblings.abort(outer?.reason);
   outer?.addEventListener("abort", forward, { once: true });
   try {
-    return Object.fromEntries(await Promise.all(
-      requests.map(async ([key, request]) => {
-        try {
-          return [key, await answerOne(request, handlers, { key, round, signal: siblings.signal })] as const;
-        } catch (error) {
-          siblings.abort(error);
-          throw error;
-        }
-      }),
-    ));
+    return Object.fromEntries(
+      await Promise.all(
+        requests.map(async ([key, request]) => {
+          try {
+            return [key, await answerOne(request, handlers, { key, round, signal: siblings.signal })] as const;
+          } catch (error) {
+            siblings.abort(error);
+            throw error;
+          }
+        }),
+      ),
+    );
   } finally {
     outer?.removeEventListener("abort", forward);
   }
 }
-

@@ -36,7 +36,16 @@ async function readResponse(response: Response, id: number, maxBytes: number): P
   const type = response.headers.get("content-type") ?? "";
   const text = await boundedText(response, maxBytes);
   const candidates = type.includes("text/event-stream")
-    ? text.split(/\r?\n\r?\n/).map((event) => event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")).filter((d) => d !== "")
+    ? text
+        .split(/\r?\n\r?\n/)
+        .map((event) =>
+          event
+            .split(/\r?\n/)
+            .filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5).trimStart())
+            .join("\n"),
+        )
+        .filter((d) => d !== "")
     : [text];
   for (const candidate of candidates) {
     let message: unknown;
@@ -83,7 +92,8 @@ function describeFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
   if (cause === undefined || cause === null) return message;
-  const detail = typeof cause.code === "string" ? `${cause.code}${typeof cause.message === "string" && !cause.message.includes(cause.code) ? ` ${cause.message}` : ""}` : String(cause.message ?? cause);
+  const detail =
+    typeof cause.code === "string" ? `${cause.code}${typeof cause.message === "string" && !cause.message.includes(cause.code) ? ` ${cause.message}` : ""}` : String(cause.message ?? cause);
   return `${message} (${detail})`;
 }
 

@@ -1,14 +1,5 @@
 import { z } from "zod";
-import {
-  type Capability,
-  capabilityCheck,
-  createTaskResult,
-  declaresExtension,
-  TASKS_EXTENSION,
-  inputRequiredResult,
-  describeZodError,
-  type MultiRoundMethod,
-} from "../wire/index.js";
+import { type Capability, capabilityCheck, createTaskResult, declaresExtension, TASKS_EXTENSION, inputRequiredResult, describeZodError, type MultiRoundMethod } from "../wire/index.js";
 import { answerRound, declaredBy } from "./answering.js";
 import type { InputHandlers, LoopOptions, Send } from "./types.js";
 import { ClientError } from "./errors.js";
@@ -37,7 +28,8 @@ export async function callWithInput<R = Record<string, unknown>>(
   if (options.deadlineMs !== undefined && !(options.deadlineMs > 0)) throw new TypeError(`deadlineMs must be a positive number, got ${String(options.deadlineMs)}`);
   const deadline = options.deadlineMs !== undefined ? AbortSignal.timeout(options.deadlineMs) : undefined;
   const signal = deadline && options.signal ? AbortSignal.any([options.signal, deadline]) : (deadline ?? options.signal);
-  const stopped = () => (deadline?.aborted ? new ClientError("deadline", `${method} did not end within its deadline of ${options.deadlineMs} ms`) : new ClientError("aborted", `${method} was aborted`));
+  const stopped = () =>
+    deadline?.aborted ? new ClientError("deadline", `${method} did not end within its deadline of ${options.deadlineMs} ms`) : new ClientError("aborted", `${method} was aborted`);
   const maxAsks = options.maxAsksPerRound ?? 32;
   const declared = options.capabilities ?? send.capabilities ?? declaredBy(handlers);
   const can: (kind: Capability) => boolean = capabilityCheck(declared);

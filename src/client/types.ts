@@ -1,4 +1,15 @@
-import type { ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitFormParams, ElicitResult, ElicitUrlParams, GetTaskResult, InputRequiredResult, ListRootsResult, Root } from "../wire/index.js";
+import type {
+  ClientCapabilities,
+  CreateMessageParams,
+  CreateMessageResult,
+  ElicitFormParams,
+  ElicitResult,
+  ElicitUrlParams,
+  GetTaskResult,
+  InputRequiredResult,
+  ListRootsResult,
+  Root,
+} from "../wire/index.js";
 
 // The client's vocabulary: what a caller hands the loop and what the loop tells it. Types only,
 // so every client file can use them without importing the loop itself.

@@ -81,13 +81,18 @@ export const fixtureRecords = (f: JournalFixture): JournalRecord[] => f.records 
 export function fixtureFromState(codec: StateCodec, token: string, args?: Record<string, unknown>, now: () => number = Date.now): JournalFixture {
   const state = codec.inspect(token);
   if (state.method !== "tools/call") throw new TypeError(`this requestState belongs to ${state.method} ${JSON.stringify(state.target)}: fixtures are made of tool calls`);
-  if (isSpillRef(state.data)) throw new TypeError("this requestState's journal was spilled to the server's store (it was too large for the token): export the call as a task, or raise limits.maxStateBytes");
+  if (isSpillRef(state.data))
+    throw new TypeError("this requestState's journal was spilled to the server's store (it was too large for the token): export the call as a task, or raise limits.maxStateBytes");
   const header = state.format === 2 ? parseHeader(state.data) : undefined;
   const records = state.format === 2 ? parseLines(state.body ?? "") : undefined;
   if (header === undefined || records === undefined) throw new TypeError("this requestState holds a journal in the format before 0.1 (format 1): answer one more round and export the new token");
   const given = args ?? {};
   if (digestOf(given) !== state.argumentsDigest) {
-    throw new TypeError(args === undefined ? "this call had arguments: give them (--arguments '<json>'); the token carries only their digest" : "the arguments given are not the ones this call was made with (their digest differs from the token's)");
+    throw new TypeError(
+      args === undefined
+        ? "this call had arguments: give them (--arguments '<json>'); the token carries only their digest"
+        : "the arguments given are not the ones this call was made with (their digest differs from the token's)",
+    );
   }
   return {
     format: "mcp-yield/journal-fixture",

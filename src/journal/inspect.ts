@@ -52,7 +52,6 @@ function shownValue(text: string): string {
   }
 }
 
-
 /** A format-2 record: the effect in words (asks numbered as the default keys count them) and its value. */
 function describeRecord(fp: string, value: string, asks: { n: number }): Pick<InspectedRecord, "effect" | "value"> {
   const letter = fp[0]!;
@@ -151,7 +150,10 @@ export function formatStateReport(report: StateReport, now = Date.now()): string
     `  expires   ${report.expiresAt} (${ago(Date.parse(report.expiresAt) - now)})`,
     `  bound to  ${report.binding.method} ${JSON.stringify(report.binding.target)}, arguments sha256 ${report.binding.argumentsDigest}, principal ${report.binding.principalBound ? "bound (keyed hash)" : "none"}`,
   ];
-  if (report.callId !== undefined) lines.push(`  call      ${report.callId}, ${report.round} round${report.round === 1 ? "" : "s"} done${report.definitionVersion !== undefined ? `, definition version ${JSON.stringify(report.definitionVersion)}` : ""}`);
+  if (report.callId !== undefined)
+    lines.push(
+      `  call      ${report.callId}, ${report.round} round${report.round === 1 ? "" : "s"} done${report.definitionVersion !== undefined ? `, definition version ${JSON.stringify(report.definitionVersion)}` : ""}`,
+    );
   if (report.spilled) lines.push(`  journal   spilled to the server's store (entry state:${report.spilled.id}, sha256 ${report.spilled.digest}); not in the token`);
   lines.push(...formatJournal(report.spilled ? undefined : report.records, report.outstanding));
   const partial = Object.entries(report.partial);

@@ -136,7 +136,6 @@ export function requestOf(effect: AskEffect): { method: string; params?: Record<
   }
 }
 
-
 /**
  * `jsonText(inputRequests)` — the text `JSON.stringify` makes — for a round's asks, with a plain
  * form elicitation (what `requestOf` makes of `elicit(message, schema)`: `{ method, params: {
@@ -359,7 +358,10 @@ export function describeAskChange(recorded: string, current: string, effect: Eff
   const parts = (["key", "text", "rest"] as const).filter(differs);
   if (parts.length === 0) return undefined;
   const words = PART_WORDS[current[0]!]!;
-  const shown = effect.kind === "elicit" || effect.kind === "elicitUrl" ? ` (it is now ${JSON.stringify(effect.params.message.length > 80 ? `${effect.params.message.slice(0, 80)}…` : effect.params.message)})` : "";
+  const shown =
+    effect.kind === "elicit" || effect.kind === "elicitUrl"
+      ? ` (it is now ${JSON.stringify(effect.params.message.length > 80 ? `${effect.params.message.slice(0, 80)}…` : effect.params.message)})`
+      : "";
   const named = parts.map((p) => (p === "key" ? "its key" : p === "text" ? `its ${words.text}${shown}` : `its ${words.rest}`));
   return { words: `${now}: ${named.join(" and ")} changed since the journal was recorded`, parts };
 }

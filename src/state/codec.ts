@@ -186,7 +186,12 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     const n = encodeBase64url(backend.randomBytes(12));
     const a = binding.argumentsDigest ?? digestOf(binding.arguments ?? {});
     const p = binding.principal === undefined ? "" : `,"p":${quoteJson(principalTag(signer, binding.principal))}`;
-    return sealPlaintext(`{"iat":${numberJson(now)},"exp":${numberJson(exp)},"m":${quoteJson(binding.method)},"t":${quoteJson(binding.target)},"a":${quoteJson(a)},"n":${quoteJson(n)},"d":${dataJson}${p}}\n${body}`, n, now, exp);
+    return sealPlaintext(
+      `{"iat":${numberJson(now)},"exp":${numberJson(exp)},"m":${quoteJson(binding.method)},"t":${quoteJson(binding.target)},"a":${quoteJson(a)},"n":${quoteJson(n)},"d":${dataJson}${p}}\n${body}`,
+      n,
+      now,
+      exp,
+    );
   }
 
   function sealPlaintext(plaintext: string, nonce: string, issuedAt: number, expiresAt: number): MintedState {
@@ -265,7 +270,8 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     // canonical, the wrong number of segments, no Buffer) is checked as a whole, as before.
     const segments = token.split(".");
     const payload = segments.length === 3 || segments.length === 4 ? decodeCanonicalNative(segments[2]!) : undefined;
-    const charsOk = payload !== undefined ? SEGMENT_CHARS.test(segments[0]!) && SEGMENT_CHARS.test(segments[1]!) && (segments.length === 3 || SEGMENT_CHARS.test(segments[3]!)) : TOKEN_CHARS.test(token);
+    const charsOk =
+      payload !== undefined ? SEGMENT_CHARS.test(segments[0]!) && SEGMENT_CHARS.test(segments[1]!) && (segments.length === 3 || SEGMENT_CHARS.test(segments[3]!)) : TOKEN_CHARS.test(token);
     if (!charsOk) throw new StateError("malformed", "requestState contains characters outside base64url");
     const { plaintext, key, format } = verify(token, segments, payload);
     const { claims, body } = decodeClaims(plaintext, format);
@@ -349,7 +355,8 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
 function wholeMilliseconds(clock: () => number): () => number {
   return () => {
     const now = clock();
-    if (typeof now !== "number" || !Number.isFinite(now) || now < 0) throw new StateConfigError(`clock must return milliseconds since the epoch (a finite number ≥ 0), got ${typeof now === "number" ? String(now) : typeof now}`);
+    if (typeof now !== "number" || !Number.isFinite(now) || now < 0)
+      throw new StateConfigError(`clock must return milliseconds since the epoch (a finite number ≥ 0), got ${typeof now === "number" ? String(now) : typeof now}`);
     return Math.floor(now);
   };
 }

@@ -113,9 +113,7 @@ function makeNodeBackend(c: NodeCrypto): CryptoBackend {
   return {
     name: "node",
     hmacSha256: (key, data) => new Uint8Array(c.createHmac("sha256", key).update(data).digest()),
-    sha256: oneShot
-      ? (data) => new Uint8Array(oneShot("sha256", data, "buffer"))
-      : (data) => new Uint8Array(c.createHash("sha256").update(data).digest()),
+    sha256: oneShot ? (data) => new Uint8Array(oneShot("sha256", data, "buffer")) : (data) => new Uint8Array(c.createHash("sha256").update(data).digest()),
     sha256Base64url: oneShot ? (data) => oneShot("sha256", data, "base64url") : (data) => c.createHash("sha256").update(data).digest("base64url"),
     hmacSha256Base64url: oneShot ? (key, data) => hmacByHash(oneShot, key, data) : (key, data) => c.createHmac("sha256", key).update(data).digest("base64url"),
     aesGcmSeal: (key, iv, plaintext, aad) => {

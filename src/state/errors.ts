@@ -1,12 +1,5 @@
 /** Why a requestState token was refused. Stable strings: they appear as `data.reason` on the wire. */
-export type StateErrorReason =
-  | "malformed"
-  | "too_large"
-  | "unknown_key"
-  | "bad_signature"
-  | "expired"
-  | "wrong_binding"
-  | "unsupported_version";
+export type StateErrorReason = "malformed" | "too_large" | "unknown_key" | "bad_signature" | "expired" | "wrong_binding" | "unsupported_version";
 
 /** A refused requestState. The message is safe to show a client; it never echoes the token. */
 export class StateError extends Error {

@@ -34,9 +34,7 @@ export function buildKeyRing(keys: readonly StateKey[], backend: CryptoBackend):
     if (seen.has(key.id)) throw new StateConfigError(`state keys[${index}]: duplicate id "${key.id}"`);
     seen.add(key.id);
     if (!(key.secret instanceof Uint8Array) || key.secret.length < MIN_SECRET_BYTES) {
-      throw new StateConfigError(
-        `state key "${key.id}": secret must be at least ${MIN_SECRET_BYTES} bytes (got ${key.secret instanceof Uint8Array ? key.secret.length : typeof key.secret})`,
-      );
+      throw new StateConfigError(`state key "${key.id}": secret must be at least ${MIN_SECRET_BYTES} bytes (got ${key.secret instanceof Uint8Array ? key.secret.length : typeof key.secret})`);
     }
     const derive = (label: string) => backend.hmacSha256(key.secret, encoder.encode(`mcp-yield/v1/${label}`));
     return { id: key.id, mac: derive("mac"), aead: derive("aead"), principal: derive("principal") };
@@ -51,13 +49,20 @@ export function parseKeyRing(text: string | undefined): StateKey[] {
   if (typeof text !== "string" || text.trim() === "") {
     throw new StateConfigError("key ring: no keys given (is MCP_YIELD_KEYS set?). Generate one with `npx mcp-yield keygen`; every instance needs the same ring: id:base64secret[,id:base64secret...]");
   }
-  const entries = text.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  const entries = text
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
   if (entries.length === 0) throw new StateConfigError("key ring: no keys given");
   return entries.map((entry, index) => {
     const colon = entry.indexOf(":");
     if (colon <= 0) throw new StateConfigError(`key ring entry ${index + 1}: expected id:base64secret`);
     const id = entry.slice(0, colon);
-    const b64 = entry.slice(colon + 1).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    const b64 = entry
+      .slice(colon + 1)
+      .replace(/=+$/, "")
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_");
     const secret = decodeBase64url(b64);
     if (!secret) throw new StateConfigError(`key ring entry "${id}": secret is not valid base64`);
     return { id, secret };

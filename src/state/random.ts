@@ -21,7 +21,11 @@ interface Proc {
 const POOL_BYTES = 4096;
 
 /** A pooled source over `fill`, refilled whenever `owner()` changes. Exported for tests. */
-export function pooledRandom(fill: (buffer: Uint8Array) => void, owner: () => unknown, copy: (bytes: Uint8Array) => Uint8Array = (b) => b.slice()): { bytes(length: number): Uint8Array; drop(): void } {
+export function pooledRandom(
+  fill: (buffer: Uint8Array) => void,
+  owner: () => unknown,
+  copy: (bytes: Uint8Array) => Uint8Array = (b) => b.slice(),
+): { bytes(length: number): Uint8Array; drop(): void } {
   const pool = new Uint8Array(POOL_BYTES);
   let offset = POOL_BYTES;
   let filledFor: unknown;
@@ -59,7 +63,11 @@ const webCrypto = (globalThis as { crypto?: Crypto }).crypto;
 // createCipheriv, bytes to Buffer#toString) first moves it off the heap — measured ≈ 1 µs each.
 const NodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 const source = nodeCrypto
-  ? pooledRandom((b) => nodeCrypto.randomFillSync(b), () => proc?.pid, NodeBuffer ? (b) => NodeBuffer.from(b) : undefined)
+  ? pooledRandom(
+      (b) => nodeCrypto.randomFillSync(b),
+      () => proc?.pid,
+      NodeBuffer ? (b) => NodeBuffer.from(b) : undefined,
+    )
   : { bytes: (n: number) => webCrypto!.getRandomValues(new Uint8Array(n)), drop() {} };
 
 // Building a startup snapshot: whatever the pool holds now would be baked into every process

@@ -207,9 +207,9 @@ export function encodeValueWalked(value: unknown): string {
   const walk: Walk = { path: [], ancestors: new Set(), reserved: false };
   if (check(value, walk, 0)) return JSON.stringify(value);
   // superjson refuses __proto__ / constructor / prototype keys: escape them (flag x).
-  const escape = walk.reserved;
-  const { json, meta } = superjson.serialize(escape ? escapeReservedKeys(value) : value);
-  return RICH + JSON.stringify(escape ? { j: json, m: meta, x: 1 } : { j: json, m: meta });
+  const escaped = walk.reserved;
+  const { json, meta } = superjson.serialize(escaped ? escapeReservedKeys(value) : value);
+  return RICH + JSON.stringify(escaped ? { j: json, m: meta, x: 1 } : { j: json, m: meta });
 }
 
 // Short plain-JSON texts are parsed once and copied after: a replay decodes the same recorded

@@ -59,13 +59,16 @@ function load(source: string | readonly (JournalFixture | { file: string; fixtur
 /** Replay one fixture against `def`: `undefined` when the code still agrees with it, else why not. */
 async function replayOne(def: ToolDefinition, f: JournalFixture): Promise<{ problem: string; index?: number } | undefined> {
   if (f.version !== def.version) {
-    return { problem: `recorded under definition version ${JSON.stringify(f.version ?? null)}, the code is version ${JSON.stringify(def.version ?? null)}: a running server refuses such a state (start the call again), so this fixture no longer applies — re-export it or delete it` };
+    return {
+      problem: `recorded under definition version ${JSON.stringify(f.version ?? null)}, the code is version ${JSON.stringify(def.version ?? null)}: a running server refuses such a state (start the call again), so this fixture no longer applies — re-export it or delete it`,
+    };
   }
   let input: unknown;
   if (f.input !== undefined) input = decodeValue(f.input);
   else {
     const parsed = def.input.safeParse(f.arguments ?? {});
-    if (!parsed.success) return { problem: `the tool's input schema now refuses the recorded arguments: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}` };
+    if (!parsed.success)
+      return { problem: `the tool's input schema now refuses the recorded arguments: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}` };
     input = parsed.data;
   }
   const context = new CallContext(undefined, f.callId);
@@ -105,14 +108,21 @@ async function replayOne(def: ToolDefinition, f: JournalFixture): Promise<{ prob
   if (f.end.at === "running") return undefined; // the journal replayed; what follows was not recorded yet
   if (f.end.at === "complete") {
     if (outcome === "step") return { problem: `the call completed after effect #${at - 1}; the code now runs a step there`, index: at };
-    if (outcome.type !== "complete") return { problem: `the call completed after effect #${at - 1}; the code now ${outcome.type === "input_required" ? `asks ${Object.keys(outcome.inputRequests).join(", ")}` : `ends ${outcome.type}`} there`, index: at };
+    if (outcome.type !== "complete")
+      return {
+        problem: `the call completed after effect #${at - 1}; the code now ${outcome.type === "input_required" ? `asks ${Object.keys(outcome.inputRequests).join(", ")}` : `ends ${outcome.type}`} there`,
+        index: at,
+      };
     return undefined;
   }
   // Waiting for asks: the code must make the same asks there.
   const recorded = f.end.outstanding;
-  const wanted = Object.entries(recorded).map(([key, fp]) => `${describeFingerprint(fp)} under key "${key}"`).join(", ");
+  const wanted = Object.entries(recorded)
+    .map(([key, fp]) => `${describeFingerprint(fp)} under key "${key}"`)
+    .join(", ");
   if (outcome === "step") return { problem: `at effect #${at} the call waited for ${wanted}; the code now runs a step there`, index: at };
-  if (outcome.type !== "input_required") return { problem: `at effect #${at} the call waited for ${wanted}; the code now ${outcome.type === "complete" ? "completes" : `ends ${outcome.type}`} there`, index: at };
+  if (outcome.type !== "input_required")
+    return { problem: `at effect #${at} the call waited for ${wanted}; the code now ${outcome.type === "complete" ? "completes" : `ends ${outcome.type}`} there`, index: at };
   if (canonicalJson(outcome.outstanding) === canonicalJson(recorded)) return undefined;
   const pending = outcome.suspended.pending;
   for (const [key, fp] of Object.entries(recorded)) {
@@ -121,7 +131,12 @@ async function replayOne(def: ToolDefinition, f: JournalFixture): Promise<{ prob
     const change = now !== undefined && pending !== undefined ? describeAskChange(fp, now, pending.effect, pending.key ?? key) : undefined;
     if (change) return { problem: `at effect #${at}, ${change.words}`, index: at };
   }
-  return { problem: `at effect #${at} the call waited for ${wanted}; the code now asks ${Object.entries(outcome.outstanding).map(([key, fp]) => `${describeFingerprint(fp)} under key "${key}"`).join(", ")}`, index: at };
+  return {
+    problem: `at effect #${at} the call waited for ${wanted}; the code now asks ${Object.entries(outcome.outstanding)
+      .map(([key, fp]) => `${describeFingerprint(fp)} under key "${key}"`)
+      .join(", ")}`,
+    index: at,
+  };
 }
 
 /**

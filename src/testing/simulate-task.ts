@@ -6,7 +6,7 @@ import { NondeterminismError } from "../replay/errors.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { canonicalJson } from "../state/index.js";
 import type { Store } from "../store/index.js";
-import { taskRecord, type TaskRecord } from "../tasks/record.js";
+import { taskRecord, type TaskRecord } from "../tasks/record/record.js";
 import { signalToken } from "../tasks/signals.js";
 import { capabilityCheck, type InputRequest } from "../wire/index.js";
 
@@ -110,7 +110,20 @@ export interface FollowTask {
 }
 
 /** Follow the task to its end; the final CallToolResult and what happened on the way. */
-export async function followTask({ runtime, world, def, input, taskId, info, answer, signals, checkErrors, verify, signalBaseUrl, maxPolls }: FollowTask): Promise<{ result: unknown; task: SimulatedTask }> {
+export async function followTask({
+  runtime,
+  world,
+  def,
+  input,
+  taskId,
+  info,
+  answer,
+  signals,
+  checkErrors,
+  verify,
+  signalBaseUrl,
+  maxPolls,
+}: FollowTask): Promise<{ result: unknown; task: SimulatedTask }> {
   const task: SimulatedTask = { taskId, statuses: [], sleptMs: 0, signals: 0 };
   let asked = 0;
   for (let poll = 0; poll < maxPolls; poll++) {
@@ -140,7 +153,8 @@ export async function followTask({ runtime, world, def, input, taskId, info, ans
     if (r.awaits !== undefined && r.arrived === undefined) {
       const scripted = scriptedSignal(signals, r.awaits.name, r.awaits.i);
       if (scripted === undefined) {
-        if (r.awaits.deadline === undefined) throw new Error(`simulate: the task waits for signal "${r.awaits.name}" (wait #${r.awaits.i}) with no timeout, and no value is scripted for it (options.signals)`);
+        if (r.awaits.deadline === undefined)
+          throw new Error(`simulate: the task waits for signal "${r.awaits.name}" (wait #${r.awaits.i}) with no timeout, and no value is scripted for it (options.signals)`);
         task.sleptMs += Math.max(0, r.awaits.deadline - world.now());
         world.advanceTo(r.awaits.deadline);
       } else if ("timeout" in scripted) {
@@ -188,6 +202,9 @@ async function replayTask(world: SimulatedWorld, runtime: Runtime, def: ToolDefi
     );
   } catch (error) {
     if (!(error instanceof NondeterminismError)) throw error;
-    throw new Error(`simulate: the task is not deterministic: replayed from its journal, as an instance taking it over would, ${error.message.replace(/^Round \d+ is not deterministic: (replayed from its state, )?/, "")}`, { cause: error });
+    throw new Error(
+      `simulate: the task is not deterministic: replayed from its journal, as an instance taking it over would, ${error.message.replace(/^Round \d+ is not deterministic: (replayed from its state, )?/, "")}`,
+      { cause: error },
+    );
   }
 }

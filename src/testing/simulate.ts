@@ -37,13 +37,8 @@ function refusalOf(request: InputRequest): string | undefined {
 }
 
 /** What `simulate` takes as the call's input: a tool's arguments, a prompt's, the uri to read for a resource template, or nothing for a resource. */
-export type InputOf<D> = D extends ToolDefinition<infer I>
-  ? z.input<I>
-  : D extends PromptDefinition
-    ? Record<string, string>
-    : D extends ResourceTemplateDefinition<unknown>
-      ? { uri: string }
-      : Record<string, never>;
+export type InputOf<D> =
+  D extends ToolDefinition<infer I> ? z.input<I> : D extends PromptDefinition ? Record<string, string> : D extends ResourceTemplateDefinition<unknown> ? { uri: string } : Record<string, never>;
 
 /** How simulate serves each round. */
 export type SimulatedPaths = "replay" | "resume" | "both";
@@ -137,7 +132,10 @@ export function accept(content?: Record<string, string | number | boolean | stri
  * is a compile error, not a re-ask found at run time.
  */
 export function accept<S extends FormSchema>(schema: S, content: z.input<S>): { action: "accept"; content: Record<string, string | number | boolean | string[]> };
-export function accept(first: Record<string, string | number | boolean | string[]> | FormSchema = {}, content?: unknown): { action: "accept"; content: Record<string, string | number | boolean | string[]> } {
+export function accept(
+  first: Record<string, string | number | boolean | string[]> | FormSchema = {},
+  content?: unknown,
+): { action: "accept"; content: Record<string, string | number | boolean | string[]> } {
   return { action: "accept", content: (isZod(first) ? content : first) as Record<string, string | number | boolean | string[]> };
 }
 const isZod = (value: unknown): value is FormSchema => typeof value === "object" && value !== null && "safeParse" in value && typeof (value as { safeParse: unknown }).safeParse === "function";
@@ -178,11 +176,7 @@ function scriptFor(answers: Answers) {
 export type StructuredOf<R> = [Exclude<R, ToolError>] extends [string | ToolContent] ? Record<string, unknown> : Exclude<R, ToolError>;
 
 /** The complete result a definition gives: for a tool, `structuredContent` typed from its `output`. */
-export type ResultOf<D> = D extends ToolDefinition<z.ZodObject, infer R>
-  ? CallToolResult & { structuredContent?: StructuredOf<R> }
-  : D extends PromptDefinition
-    ? GetPromptResult
-    : ReadResourceResult;
+export type ResultOf<D> = D extends ToolDefinition<z.ZodObject, infer R> ? CallToolResult & { structuredContent?: StructuredOf<R> } : D extends PromptDefinition ? GetPromptResult : ReadResourceResult;
 
 /** Where simulate's own runtime says signals go (`ctx.signalUrl`): nowhere real. */
 const SIMULATED_SIGNAL_BASE = "https://simulate.invalid/signals/";
@@ -209,28 +203,30 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
   // simulate's own runtime runs on a fake clock (sleeps pass at once) and a store for tasks;
   // rounds in the foreground keep to the token, as without a store (no single use, no spill).
   let now = Date.now();
-  const world: SimulatedWorld | undefined = options.runtime === undefined
-    ? { store: createMemoryStore({ clock: () => now }), now: () => now, advanceTo: (at) => void (now = Math.max(now, at)) }
-    : undefined;
-  const runtimes = options.runtime === undefined
-    ? [
-        createRuntime({
-          state: { keys: ephemeralKey(), clock: () => now },
-          clock: () => now,
-          store: world!.store,
-          singleUse: false,
-          spillBytes: 2 ** 31,
-          signals: { baseUrl: SIMULATED_SIGNAL_BASE },
-          ...options.runtimeOptions,
-          liveCalls: paths === "replay" ? 0 : (options.runtimeOptions?.liveCalls ?? 1000),
-          verifyReplay: paths === "both" || options.runtimeOptions?.verifyReplay === true,
-          onError: (error, info) => {
-            errors.push({ error, info });
-            options.runtimeOptions?.onError?.(error, info);
-          },
-        }),
-      ]
-    : Array.isArray(options.runtime) ? options.runtime : [options.runtime];
+  const world: SimulatedWorld | undefined =
+    options.runtime === undefined ? { store: createMemoryStore({ clock: () => now }), now: () => now, advanceTo: (at) => void (now = Math.max(now, at)) } : undefined;
+  const runtimes =
+    options.runtime === undefined
+      ? [
+          createRuntime({
+            state: { keys: ephemeralKey(), clock: () => now },
+            clock: () => now,
+            store: world!.store,
+            singleUse: false,
+            spillBytes: 2 ** 31,
+            signals: { baseUrl: SIMULATED_SIGNAL_BASE },
+            ...options.runtimeOptions,
+            liveCalls: paths === "replay" ? 0 : (options.runtimeOptions?.liveCalls ?? 1000),
+            verifyReplay: paths === "both" || options.runtimeOptions?.verifyReplay === true,
+            onError: (error, info) => {
+              errors.push({ error, info });
+              options.runtimeOptions?.onError?.(error, info);
+            },
+          }),
+        ]
+      : Array.isArray(options.runtime)
+        ? options.runtime
+        : [options.runtime];
   if (runtimes.length === 0) throw new Error("simulate: runtime list is empty");
   const script = scriptFor(answers);
   const capabilities = options.capabilities ?? ALL_CAPABILITIES;

@@ -38,8 +38,6 @@ export class ProtocolError extends Error {
 
   /** The `error` member of a JSON-RPC error response. */
   toJSON(): JsonRpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
   }
 }

@@ -41,10 +41,7 @@ export const primitiveSchemaDefinition = z.union([
     description: z.string().optional(),
     minItems: z.number().int().nonnegative().optional(),
     maxItems: z.number().int().nonnegative().optional(),
-    items: z.union([
-      z.object({ type: z.literal("string"), enum: z.array(z.string()) }),
-      z.object({ anyOf: z.array(z.object({ const: z.string(), title: z.string() })) }),
-    ]),
+    items: z.union([z.object({ type: z.literal("string"), enum: z.array(z.string()) }), z.object({ anyOf: z.array(z.object({ const: z.string(), title: z.string() })) })]),
     default: z.array(z.string()).optional(),
   }),
 ]);
@@ -84,12 +81,7 @@ const textContent = z.looseObject({ type: z.literal("text"), text: z.string() })
 const imageContent = z.looseObject({ type: z.literal("image"), data: z.string(), mimeType: z.string() });
 const audioContent = z.looseObject({ type: z.literal("audio"), data: z.string(), mimeType: z.string() });
 /** Content of a sampling message or result (text, image, audio; tool content passes through loosely). */
-export const samplingContent = z.union([
-  textContent,
-  imageContent,
-  audioContent,
-  z.looseObject({ type: z.enum(["tool_use", "tool_result"]) }),
-]);
+export const samplingContent = z.union([textContent, imageContent, audioContent, z.looseObject({ type: z.enum(["tool_use", "tool_result"]) })]);
 /** A content block of a sampling message or result. */
 export type SamplingContent = z.infer<typeof samplingContent>;
 
@@ -136,11 +128,7 @@ export const rootsInputRequest = z.object({
 });
 
 /** One entry of `inputRequests`. */
-export const inputRequest = z.discriminatedUnion("method", [
-  elicitInputRequest,
-  samplingInputRequest,
-  rootsInputRequest,
-]);
+export const inputRequest = z.discriminatedUnion("method", [elicitInputRequest, samplingInputRequest, rootsInputRequest]);
 /** One entry of `inputRequests`. */
 export type InputRequest = z.infer<typeof inputRequest>;
 

@@ -19,7 +19,11 @@ function declaredExports(file: string): { values: string[]; types: string[] } {
     for (const raw of m[2]!.split(",")) {
       const item = raw.trim();
       if (item === "") continue;
-      const name = item.replace(/^type /, "").split(/\s+as\s+/).pop()!.trim();
+      const name = item
+        .replace(/^type /, "")
+        .split(/\s+as\s+/)
+        .pop()!
+        .trim();
       (m[1] !== undefined || item.startsWith("type ") ? types : values).add(name);
     }
   }

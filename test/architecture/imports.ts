@@ -27,7 +27,9 @@ export function importsOf(file: string): string[] {
   for (const match of text.matchAll(SPECIFIER)) {
     const spec = match[1] ?? match[2]!;
     if (!spec.startsWith(".")) continue;
-    const target = relative(SRC, resolve(SRC, dirname(file), spec.replace(/\.js$/, ".ts"))).split("\\").join("/");
+    const target = relative(SRC, resolve(SRC, dirname(file), spec.replace(/\.js$/, ".ts")))
+      .split("\\")
+      .join("/");
     found.push(target);
   }
   return found;

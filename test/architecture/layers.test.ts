@@ -41,7 +41,15 @@ describe("the layer rule", () => {
   });
 
   it("the checker sees a circle and a breach when there is one", () => {
-    expect(findCircle(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]]]))).toEqual(["a", "b", "c", "a"]);
+    expect(
+      findCircle(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+        ]),
+      ),
+    ).toEqual(["a", "b", "c", "a"]);
     expect(importsOf("runtime/runtime.ts").some((t) => t.startsWith("replay/"))).toBe(true);
   });
 });

@@ -5,12 +5,12 @@ import { compileUriTemplate } from "mcp-yield";
 // Template matching gives the answers of the regular expression it replaced — shortest
 // `{+name}`, longest `{name}` such that the rest matches — in time linear in the uri.
 
-const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** The reference: the regular expression the matcher used to be. */
 function reference(template: string, uri: string): Record<string, string> | undefined {
   const names: string[] = [];
   const pattern = template.replace(/\{(\+?)(\w+)\}|([^{}]+)/g, (_m, plus: string, name: string, literal: string) => {
-    if (literal !== undefined) return escape(literal);
+    if (literal !== undefined) return escapeRegExp(literal);
     names.push(name);
     return plus ? "(.+?)" : "([^/?#]+)";
   });
@@ -25,9 +25,9 @@ function reference(template: string, uri: string): Record<string, string> | unde
 
 const literal = fc.stringMatching(/^[a./?#-]{1,3}$/);
 const variable = fc.tuple(fc.boolean(), fc.nat(1000)).map(([plus, n]) => ({ plus, n }));
-const template = fc.array(fc.tuple(literal, variable), { minLength: 1, maxLength: 3 }).chain((pairs) =>
-  fc.option(literal, { nil: undefined }).map((tail) => `x://${pairs.map(([lit, v], i) => `${lit}{${v.plus ? "+" : ""}v${i}}`).join("")}${tail ?? ""}`),
-);
+const template = fc
+  .array(fc.tuple(literal, variable), { minLength: 1, maxLength: 3 })
+  .chain((pairs) => fc.option(literal, { nil: undefined }).map((tail) => `x://${pairs.map(([lit, v], i) => `${lit}{${v.plus ? "+" : ""}v${i}}`).join("")}${tail ?? ""}`));
 
 describe("uri template matching", () => {
   it("agrees with the regular expression on every template and uri (property)", () => {

@@ -6,7 +6,13 @@ import { type CliInput, keygen, main } from "../../src/cli.js";
 describe("npx mcp-yield keygen", () => {
   it("prints a ready id:secret that parses into a working key ring", async () => {
     const lines: string[] = [];
-    expect(await main(["keygen", "prod-1"], (l) => lines.push(l), () => {})).toBe(0);
+    expect(
+      await main(
+        ["keygen", "prod-1"],
+        (l) => lines.push(l),
+        () => {},
+      ),
+    ).toBe(0);
     const [key] = parseKeyRing(lines[0]!);
     expect(key!.id).toBe("prod-1");
     expect(key!.secret.length).toBe(32);
@@ -22,8 +28,20 @@ describe("npx mcp-yield keygen", () => {
 
   it("refuses a bad id and an unknown command", async () => {
     const errors: string[] = [];
-    expect(await main(["keygen", "has space"], () => {}, (l) => errors.push(l))).toBe(1);
-    expect(await main(["nope"], () => {}, (l) => errors.push(l))).toBe(2);
+    expect(
+      await main(
+        ["keygen", "has space"],
+        () => {},
+        (l) => errors.push(l),
+      ),
+    ).toBe(1);
+    expect(
+      await main(
+        ["nope"],
+        () => {},
+        (l) => errors.push(l),
+      ),
+    ).toBe(2);
     expect(errors.join("\n")).toMatch(/key id must be 1-32 characters[\s\S]*unknown command "nope"/);
   });
 
@@ -53,13 +71,22 @@ describe("npx mcp-yield inspect", () => {
     const runtime = createRuntime({ state: { keys: parseKeyRing(ring), mode } });
     const caps = { clientCapabilities: { elicitation: {} } };
     const r1 = (await runtime.callTool(t, { name: "plan", arguments: { city: "Oslo" } }, { ...caps, principal: "alice" })) as { requestState: string };
-    const r2 = (await runtime.callTool(t, { name: "plan", arguments: { city: "Oslo" }, requestState: r1.requestState, inputResponses: { "elicit-0": { action: "accept", content: { choice: "Grand" } } } }, { ...caps, principal: "alice" })) as { requestState: string };
+    const r2 = (await runtime.callTool(
+      t,
+      { name: "plan", arguments: { city: "Oslo" }, requestState: r1.requestState, inputResponses: { "elicit-0": { action: "accept", content: { choice: "Grand" } } } },
+      { ...caps, principal: "alice" },
+    )) as { requestState: string };
     return r2.requestState;
   }
   const run = async (argv: string[], input: Partial<CliInput> = {}) => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await main(argv, (l) => out.push(l), (l) => err.push(l), { env, stdin: async () => "", ...input });
+    const code = await main(
+      argv,
+      (l) => out.push(l),
+      (l) => err.push(l),
+      { env, stdin: async () => "", ...input },
+    );
     return { code, out: out.join("\n"), err: err.join("\n") };
   };
 

@@ -31,7 +31,12 @@ afterAll(async () => {
 async function cli(argv: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, (l) => out.push(l), (l) => err.push(l), { env: { MCP_YIELD_KEYS: ring, ...env }, stdin: async () => "" });
+  const code = await main(
+    argv,
+    (l) => out.push(l),
+    (l) => err.push(l),
+    { env: { MCP_YIELD_KEYS: ring, ...env }, stdin: async () => "" },
+  );
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
@@ -50,27 +55,57 @@ async function settled(runtime: Runtime, taskId: string, want: (s: string) => bo
   throw new Error(`task ${taskId} did not settle`);
 }
 
-const approve = tool({ name: "approve", description: "", input: z.object({ amount: z.number() }), task: "required", *run({ amount }) {
-  const quote = yield* step("quote", () => amount * 2);
-  const ok = yield* elicit(`Approve ${quote}?`, z.object({ ok: z.boolean() }), { key: "approval" });
-  return ok.action === "accept" ? `approved ${quote}` : "declined";
-} });
-const nap = tool({ name: "nap", description: "", input: z.object({}), task: "required", *run() {
-  yield* step("before", () => 1);
-  yield* sleep(600_000); // within the task's lifetime (1 hour by default)
-  return "woke";
-} });
-const hold = tool({ name: "hold", description: "", input: z.object({}), task: "required", *run() {
-  const got = yield* waitForSignal("go", z.object({ go: z.boolean() }));
-  return JSON.stringify(got);
-} });
-const spin = tool({ name: "spin", description: "", input: z.object({}), task: "required", async *run() {
-  yield* step("forever", (signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))));
-  return "never";
-} });
-const quick = tool({ name: "quick", description: "", input: z.object({}), task: "required", *run() {
-  return "done";
-} });
+const approve = tool({
+  name: "approve",
+  description: "",
+  input: z.object({ amount: z.number() }),
+  task: "required",
+  *run({ amount }) {
+    const quote = yield* step("quote", () => amount * 2);
+    const ok = yield* elicit(`Approve ${quote}?`, z.object({ ok: z.boolean() }), { key: "approval" });
+    return ok.action === "accept" ? `approved ${quote}` : "declined";
+  },
+});
+const nap = tool({
+  name: "nap",
+  description: "",
+  input: z.object({}),
+  task: "required",
+  *run() {
+    yield* step("before", () => 1);
+    yield* sleep(600_000); // within the task's lifetime (1 hour by default)
+    return "woke";
+  },
+});
+const hold = tool({
+  name: "hold",
+  description: "",
+  input: z.object({}),
+  task: "required",
+  *run() {
+    const got = yield* waitForSignal("go", z.object({ go: z.boolean() }));
+    return JSON.stringify(got);
+  },
+});
+const spin = tool({
+  name: "spin",
+  description: "",
+  input: z.object({}),
+  task: "required",
+  async *run() {
+    yield* step("forever", (signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))));
+    return "never";
+  },
+});
+const quick = tool({
+  name: "quick",
+  description: "",
+  input: z.object({}),
+  task: "required",
+  *run() {
+    return "done";
+  },
+});
 
 describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
   const flags = () => kind.cliFlags;
@@ -146,14 +181,20 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     expect(await cli(["tasks", "show", "-Uinia7_H15zN7KZBJHNvQ", ...flags()])).toMatchObject({ code: 1, err: expect.stringContaining('no task "-Uinia7_H15zN7KZBJHNvQ"') });
     expect(await cli(["tasks", "cancel", ...flags(), "-Uinia7_H15zN7KZBJHNvQ"])).toMatchObject({ code: 1, err: expect.stringContaining('no task "-Uinia7_H15zN7KZBJHNvQ"') });
     expect(jsonOf(await cli(["tasks", "list", ...flags(), "--tool", "-odd-name", "--json"]))).toEqual([]);
-    expect(await cli(["tasks", "list", ...flags(), "--status", "sleeping"])).toMatchObject({ code: 1, err: expect.stringContaining('unknown status "sleeping": one of working, input_required, completed, failed, cancelled') });
+    expect(await cli(["tasks", "list", ...flags(), "--status", "sleeping"])).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('unknown status "sleeping": one of working, input_required, completed, failed, cancelled'),
+    });
     expect(await cli(["tasks", "list", ...flags(), "--limit", "0"])).toMatchObject({ code: 1, err: expect.stringContaining("--limit must be a positive integer") });
     expect(await cli(["tasks", "list", ...flags(), "--bogus"])).toMatchObject({ code: 1, err: expect.stringMatching(/Unknown option '--bogus'/) });
     expect(await cli(["tasks", "purge"])).toMatchObject({ code: 1, err: expect.stringContaining("tasks takes list, show or cancel") });
     expect(await cli(["tasks", "list", "--redis", REDIS_URL, "--postgres", POSTGRES_URL])).toMatchObject({ code: 1, err: expect.stringContaining("give one") });
     if (kind.name === "postgres") {
       // An operator's command never creates tables: a wrong schema is said to be one.
-      expect(await cli(["tasks", "list", "--postgres", POSTGRES_URL, "--postgres-schema", "no_such_schema_here"])).toMatchObject({ code: 1, err: expect.stringContaining('PostgreSQL has no mcp-yield store in schema "no_such_schema_here"') });
+      expect(await cli(["tasks", "list", "--postgres", POSTGRES_URL, "--postgres-schema", "no_such_schema_here"])).toMatchObject({
+        code: 1,
+        err: expect.stringContaining('PostgreSQL has no mcp-yield store in schema "no_such_schema_here"'),
+      });
     }
   });
 });
@@ -161,14 +202,19 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
 describe("saved journals as fixtures: export, then replayFixtures", () => {
   // A booking tool; `message` lets a test change one ask's text, `withPatch` adds a patched branch.
   const booking = (options: { message?: string; withPatch?: boolean; renamedStep?: boolean } = {}) =>
-    tool({ name: "book", description: "", input: z.object({ city: z.string() }), *run({ city }) {
-      const hotels = yield* step(options.renamedStep ? "find" : "search", () => [`${city} Grand`, `${city} Inn`]);
-      const pick = yield* elicit(options.message ?? "Which hotel?", z.object({ hotel: z.string() }), { key: "hotel" });
-      if (options.withPatch && (yield* patched("loyalty"))) yield* step("loyalty", () => "gold");
-      const price = yield* step("price", () => 120);
-      const ok = yield* elicit(`Book ${pick.action === "accept" ? pick.content.hotel : hotels[0]} for ${price}?`, z.object({ ok: z.boolean() }), { key: "confirm" });
-      return ok.action === "accept" ? "booked" : "not booked";
-    } });
+    tool({
+      name: "book",
+      description: "",
+      input: z.object({ city: z.string() }),
+      *run({ city }) {
+        const hotels = yield* step(options.renamedStep ? "find" : "search", () => [`${city} Grand`, `${city} Inn`]);
+        const pick = yield* elicit(options.message ?? "Which hotel?", z.object({ hotel: z.string() }), { key: "hotel" });
+        if (options.withPatch && (yield* patched("loyalty"))) yield* step("loyalty", () => "gold");
+        const price = yield* step("price", () => 120);
+        const ok = yield* elicit(`Book ${pick.action === "accept" ? pick.content.hotel : hotels[0]} for ${price}?`, z.object({ ok: z.boolean() }), { key: "confirm" });
+        return ok.action === "accept" ? "booked" : "not booked";
+      },
+    });
   const dir = mkdtempSync(join(tmpdir(), "mcp-yield-fixtures-"));
 
   /** A real call to its second ask: the requestState the client holds then. */
@@ -177,7 +223,9 @@ describe("saved journals as fixtures: export, then replayFixtures", () => {
     const args = { name: "book", arguments: { city: "Oslo" } };
     const caps = { clientCapabilities: { elicitation: {} }, principal: "alice" };
     const r1 = (await runtime.callTool(booking(), args, caps)) as { requestState: string };
-    const r2 = (await runtime.callTool(booking(), { ...args, requestState: r1.requestState, inputResponses: { hotel: { action: "accept", content: { hotel: "Oslo Inn" } } } }, caps)) as { requestState: string };
+    const r2 = (await runtime.callTool(booking(), { ...args, requestState: r1.requestState, inputResponses: { hotel: { action: "accept", content: { hotel: "Oslo Inn" } } } }, caps)) as {
+      requestState: string;
+    };
     return r2.requestState;
   }
 
@@ -209,13 +257,18 @@ describe("saved journals as fixtures: export, then replayFixtures", () => {
   it("the ask a call waits for, changed, turns its fixture red too; a tool removed, a bad file and wrong arguments are named", async () => {
     const token = await secondRoundToken();
     const fixture = jsonOf(await cli(["export", token, "--arguments", '{"city":"Oslo"}'])) as Record<string, unknown>;
-    const changedLastAsk = tool({ name: "book", description: "", input: z.object({ city: z.string() }), *run({ city }) {
-      yield* step("search", () => [`${city} Grand`, `${city} Inn`]);
-      yield* elicit("Which hotel?", z.object({ hotel: z.string() }), { key: "hotel" });
-      yield* step("price", () => 120);
-      yield* elicit("Shall I book it?", z.object({ ok: z.boolean() }), { key: "confirm" });
-      return "booked";
-    } });
+    const changedLastAsk = tool({
+      name: "book",
+      description: "",
+      input: z.object({ city: z.string() }),
+      *run({ city }) {
+        yield* step("search", () => [`${city} Grand`, `${city} Inn`]);
+        yield* elicit("Which hotel?", z.object({ hotel: z.string() }), { key: "hotel" });
+        yield* step("price", () => 120);
+        yield* elicit("Shall I book it?", z.object({ ok: z.boolean() }), { key: "confirm" });
+        return "booked";
+      },
+    });
     const report = await replayFixtures([changedLastAsk], [{ file: "round2", fixture }]);
     expect(report.failures).toEqual([expect.stringContaining('round2 (book): at effect #3, elicit under key "confirm": its message text (it is now "Shall I book it?") changed')]);
     expect((await replayFixtures([], [{ file: "f", fixture }])).failures).toEqual(['f (book): no tool named "book" among the definitions given (renamed or removed: calls in flight would fail)']);
@@ -238,11 +291,17 @@ describe("saved journals as fixtures: export, then replayFixtures", () => {
     expect(fixture).toMatchObject({ tool: "approve", source: "task", end: { at: "ask", outstanding: { approval: expect.any(String) } } });
     expect(exported.out).not.toContain("alice");
     expect((await replayFixtures([approve], [{ file: "task", fixture }])).failures).toEqual([]);
-    const changed = tool({ name: "approve", description: "", input: z.object({ amount: z.number() }), task: "required", *run({ amount }) {
-      const quote = yield* step("quote", () => amount * 2);
-      yield* elicit(`Approve the amount of ${quote}?`, z.object({ ok: z.boolean() }), { key: "approval" });
-      return "x";
-    } });
+    const changed = tool({
+      name: "approve",
+      description: "",
+      input: z.object({ amount: z.number() }),
+      task: "required",
+      *run({ amount }) {
+        const quote = yield* step("quote", () => amount * 2);
+        yield* elicit(`Approve the amount of ${quote}?`, z.object({ ok: z.boolean() }), { key: "approval" });
+        return "x";
+      },
+    });
     expect((await replayFixtures([changed], [{ file: "task", fixture }])).failures[0]).toContain('elicit under key "approval": its message text (it is now "Approve the amount of 10?") changed');
   });
 });
@@ -253,8 +312,11 @@ describe.each(kinds)("the mcp-yield command as a process, on $name", (kind) => {
     await (await kind.make()).close(); // the servers' store exists (a Postgres one creates its tables)
     const started = performance.now();
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ["--conditions=mcp-yield-source", "--import", "tsx", "src/cli.ts", "tasks", "list", "--json", ...kind.cliFlags], { timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      const child = execFile(
+        process.execPath,
+        ["--conditions=mcp-yield-source", "--import", "tsx", "src/cli.ts", "tasks", "list", "--json", ...kind.cliFlags],
+        { timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
       child.stdin?.end();
     });

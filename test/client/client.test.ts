@@ -20,10 +20,14 @@ const json = (v: unknown, status = 200) => new Response(JSON.stringify(v), { sta
 
 describe("fetch sender", () => {
   it("sends the envelope and headers, a new id per request, and reads SSE responses", async () => {
-    const { f, seen } = fakeFetch((b) =>
-      new Response(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: b.id, result: b.params.requestState ? { content: [] } : { resultType: "input_required", requestState: "S1" } })}\n\n`, {
-        headers: { "content-type": "text/event-stream" },
-      }),
+    const { f, seen } = fakeFetch(
+      (b) =>
+        new Response(
+          `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: b.id, result: b.params.requestState ? { content: [] } : { resultType: "input_required", requestState: "S1" } })}\n\n`,
+          {
+            headers: { "content-type": "text/event-stream" },
+          },
+        ),
     );
     const send = createFetchSender("http://x/mcp", { capabilities: { sampling: {} }, fetch: f });
     await callWithInput(send, "tools/call", { name: "t", arguments: { a: 1 } }, {});
@@ -46,7 +50,7 @@ describe("fetch sender", () => {
     await expect(wrongId("tools/call", { name: "t" })).rejects.toMatchObject({ reason: "transport" });
   });
 
-  it("keeps the network error behind \"fetch failed\": in the message and as the cause", async () => {
+  it('keeps the network error behind "fetch failed": in the message and as the cause', async () => {
     // A real connection to a closed port: undici's "fetch failed" with ECONNREFUSED as its cause.
     const { createServer } = await import("node:net");
     const port = await new Promise<number>((resolve) => {
@@ -82,11 +86,19 @@ describe("the client loop's own limits", () => {
   it("answers only kinds the caller declared: an undeclared ask ends the call before any handler runs", async () => {
     let sampled = 0;
     const send = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking({ s: { method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } } }).f });
-    const handlers = { sample: () => { sampled++; return { role: "assistant" as const, content: { type: "text" as const, text: "" }, model: "m" }; } };
+    const handlers = {
+      sample: () => {
+        sampled++;
+        return { role: "assistant" as const, content: { type: "text" as const, text: "" }, model: "m" };
+      },
+    };
     await expect(callWithInput(send, "tools/call", { name: "t" }, handlers)).rejects.toMatchObject({ reason: "undeclared_kind" });
     expect(sampled).toBe(0);
     // URL elicitation needs elicitation.url, form mode is not enough.
-    const url = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking({ u: { method: "elicitation/create", params: { mode: "url", message: "go", url: "https://e.com" } } }).f });
+    const url = createFetchSender("http://x/mcp", {
+      capabilities: { elicitation: {} },
+      fetch: asking({ u: { method: "elicitation/create", params: { mode: "url", message: "go", url: "https://e.com" } } }).f,
+    });
     await expect(callWithInput(url, "tools/call", { name: "t" }, { elicit: () => ({ action: "accept" }) })).rejects.toMatchObject({ reason: "undeclared_kind" });
   });
 
@@ -94,7 +106,19 @@ describe("the client loop's own limits", () => {
     let answered = 0;
     const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, question]));
     const send = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking(many).f });
-    await expect(callWithInput(send, "tools/call", { name: "t" }, { elicit: () => { answered++; return { action: "decline" }; } })).rejects.toMatchObject({ reason: "too_many_asks" });
+    await expect(
+      callWithInput(
+        send,
+        "tools/call",
+        { name: "t" },
+        {
+          elicit: () => {
+            answered++;
+            return { action: "decline" };
+          },
+        },
+      ),
+    ).rejects.toMatchObject({ reason: "too_many_asks" });
     expect(answered).toBe(0);
     const few = createFetchSender("http://x/mcp", { capabilities: { elicitation: {} }, fetch: asking({ a: question, b: question, c: question }).f });
     await expect(callWithInput(few, "tools/call", { name: "t" }, { elicit: () => ({ action: "decline" }) }, { maxAsksPerRound: 2 })).rejects.toMatchObject({ reason: "too_many_asks" });
@@ -125,7 +149,13 @@ describe("Mcp-Name per SEP-2243", () => {
   });
 
   it("reads a resource with a non-ASCII uri from the SDK server", async () => {
-    const notes = resource({ uri: "notes://日本", name: "nihon", *run() { return "こんにちは"; } });
+    const notes = resource({
+      uri: "notes://日本",
+      name: "nihon",
+      *run() {
+        return "こんにちは";
+      },
+    });
     const runtime = createRuntime({ state: { keys: [testKey("n", 1)] } });
     const app = createMcpHandler(() => {
       const server = new McpServer({ name: "n", version: "1" });
@@ -138,15 +168,32 @@ describe("Mcp-Name per SEP-2243", () => {
   });
 });
 
-
 describe("following a task", () => {
   it("polls without piling listeners on the caller's signal", async () => {
     let polls = 0;
     const { f } = fakeFetch((b) => {
       const method = (b as unknown as { method: string }).method;
-      if (method === "tools/call") return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "task", taskId: "t1", status: "working", createdAt: new Date().toISOString(), lastUpdatedAt: new Date().toISOString(), ttlMs: 60_000, pollIntervalMs: 5 } });
+      if (method === "tools/call")
+        return json({
+          jsonrpc: "2.0",
+          id: b.id,
+          result: { resultType: "task", taskId: "t1", status: "working", createdAt: new Date().toISOString(), lastUpdatedAt: new Date().toISOString(), ttlMs: 60_000, pollIntervalMs: 5 },
+        });
       const done = ++polls > 30;
-      return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete", taskId: "t1", status: done ? "completed" : "working", createdAt: new Date().toISOString(), lastUpdatedAt: new Date().toISOString(), ttlMs: 60_000, pollIntervalMs: 5, ...(done ? { result: { resultType: "complete", content: [{ type: "text", text: "ok" }] } } : {}) } });
+      return json({
+        jsonrpc: "2.0",
+        id: b.id,
+        result: {
+          resultType: "complete",
+          taskId: "t1",
+          status: done ? "completed" : "working",
+          createdAt: new Date().toISOString(),
+          lastUpdatedAt: new Date().toISOString(),
+          ttlMs: 60_000,
+          pollIntervalMs: 5,
+          ...(done ? { result: { resultType: "complete", content: [{ type: "text", text: "ok" }] } } : {}),
+        },
+      });
     });
     const send = createFetchSender("http://x/mcp", { capabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } }, fetch: f });
     const controller = new AbortController();
@@ -175,10 +222,14 @@ describe("the client's bounds against a hostile server", () => {
       const method = (b as unknown as { method: string }).method;
       const base = { taskId: "t1", createdAt: now(), lastUpdatedAt: now(), ttlMs: 60_000, pollIntervalMs };
       if (method === "tools/call") return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "task", status: "working", ...base } });
-      if (method === "tasks/cancel") return cancels.push("t1"), json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete" } });
+      if (method === "tasks/cancel") return (cancels.push("t1"), json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete" } }));
       polls.push(performance.now());
       const done = polls.length > doneAfter;
-      return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete", status: done ? "completed" : "working", ...base, ...(done ? { result: { resultType: "complete", content: [{ type: "text", text: "ok" }] } } : {}) } });
+      return json({
+        jsonrpc: "2.0",
+        id: b.id,
+        result: { resultType: "complete", status: done ? "completed" : "working", ...base, ...(done ? { result: { resultType: "complete", content: [{ type: "text", text: "ok" }] } } : {}) },
+      });
     });
     return { send: createFetchSender("http://x/mcp", { capabilities: TASKS, fetch: f }), polls, cancels };
   };
@@ -209,16 +260,19 @@ describe("the client's bounds against a hostile server", () => {
         controller.enqueue(new Uint8Array(512).fill(32));
       },
     });
-    const streamed = createFetchSender("http://x/mcp", { capabilities: {}, maxResponseBytes: 4096, fetch: fakeFetch(() => new Response(endless, { headers: { "content-type": "application/json" } })).f });
+    const streamed = createFetchSender("http://x/mcp", {
+      capabilities: {},
+      maxResponseBytes: 4096,
+      fetch: fakeFetch(() => new Response(endless, { headers: { "content-type": "application/json" } })).f,
+    });
     await expect(streamed("tools/call", { name: "t" })).rejects.toMatchObject({ reason: "transport" });
     expect(pulled).toBeLessThan(20); // it stopped reading an endless body
     expect(() => createFetchSender("http://x/mcp", { capabilities: {}, maxResponseBytes: 0 })).toThrow(/maxResponseBytes must be a positive integer/);
   });
 });
 
-
 describe("the elicit handler's params", () => {
-  it("narrow on mode: a form request without a mode arrives as mode \"form\", a URL request as \"url\"", async () => {
+  it('narrow on mode: a form request without a mode arrives as mode "form", a URL request as "url"', async () => {
     const seen: string[] = [];
     const handlers: InputHandlers = {
       elicit: (params) => {

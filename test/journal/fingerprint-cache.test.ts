@@ -43,7 +43,13 @@ const defined = (schema: object, key: string, message: string) => `e${shortDiges
 
 /** A form ask as `elicit()` yields it, its message a fresh string each time (as a template literal makes it). */
 const formAsk = (schema: (typeof schemas)[number], message: string): AskEffect =>
-  ({ kind: "elicit", key: undefined, acceptUnasked: false, params: { mode: "form", message: `${message.slice(0, 1)}${message.slice(1)}`, requestedSchema: schema }, schema: z.object({}) }) as unknown as AskEffect;
+  ({
+    kind: "elicit",
+    key: undefined,
+    acceptUnasked: false,
+    params: { mode: "form", message: `${message.slice(0, 1)}${message.slice(1)}`, requestedSchema: schema },
+    schema: z.object({}),
+  }) as unknown as AskEffect;
 
 describe("form ask fingerprints through the caches", () => {
   it("equal the defined fingerprint in any order of schemas, keys (with or without an ordinal hint), messages and recorded hints (property)", () => {
@@ -71,7 +77,9 @@ describe("form ask fingerprints through the caches", () => {
       text.chain((t) => fc.tuple(fc.constant(t), fc.constant(t))),
       fc.tuple(text, text).map(([a, b]) => [a + b, a] as [string, string]),
       fc.tuple(text, text).map(([a, b]) => [a, a + b] as [string, string]),
-      fc.tuple(text, fc.nat(11)).map(([a, i]) => [a, a.length === 0 ? "x" : a.slice(0, i % a.length) + String.fromCharCode(a.charCodeAt(i % a.length) ^ 1) + a.slice((i % a.length) + 1)] as [string, string]),
+      fc
+        .tuple(text, fc.nat(11))
+        .map(([a, i]) => [a, a.length === 0 ? "x" : a.slice(0, i % a.length) + String.fromCharCode(a.charCodeAt(i % a.length) ^ 1) + a.slice((i % a.length) + 1)] as [string, string]),
     );
     const schema = schemas[2]!;
     fc.assert(

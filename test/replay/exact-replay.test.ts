@@ -83,14 +83,29 @@ describe("what steers control flow is recorded", () => {
 
   it("asking is still gated by what this request declares", async () => {
     const runtime = createRuntime({ state: { keys } });
-    const t = tool({ name: "g", description: "", input: z.object({}), *run(_i, ctx) { if (ctx.can("sampling")) yield* sample({ messages: [], maxTokens: 1 }, { key: "s" }); return "done"; } });
+    const t = tool({
+      name: "g",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        if (ctx.can("sampling")) yield* sample({ messages: [], maxTokens: 1 }, { key: "s" });
+        return "done";
+      },
+    });
     const r1 = (await runtime.callTool(t, { name: "g", arguments: {} }, { clientCapabilities: { sampling: {} } })) as { requestState: string };
     // The next round declares nothing and brings no answer: the recorded branch needs sampling.
     await expect(runtime.callTool(t, { name: "g", arguments: {}, requestState: r1.requestState }, { clientCapabilities: {} })).rejects.toMatchObject({ code: -32021 });
   });
 
   it("ctx.can with an unknown kind is refused", async () => {
-    const t = tool({ name: "u", description: "", input: z.object({}), *run(_i, ctx) { return String(ctx.can("telepathy" as never)); } });
+    const t = tool({
+      name: "u",
+      description: "",
+      input: z.object({}),
+      *run(_i, ctx) {
+        return String(ctx.can("telepathy" as never));
+      },
+    });
     await expect(simulate(t)).rejects.toThrow(/unknown capability "telepathy"/);
   });
 });
@@ -134,7 +149,8 @@ describe("a step result the journal cannot carry fails where it is recorded", ()
 
   it("what a step may return comes back exactly: Date, Map, Set, BigInt, undefined, -0, NaN, reserved keys", async () => {
     // A "__proto__" own member, as JSON.parse or a careful author would make it.
-    const value = () => Object.defineProperty({ at: new Date(5), m: new Map([["k", new Set([1n])]]), u: undefined, z: -0, n: Number.NaN, "~~k": 2 }, "__proto__", { value: { x: 1 }, enumerable: true });
+    const value = () =>
+      Object.defineProperty({ at: new Date(5), m: new Map([["k", new Set([1n])]]), u: undefined, z: -0, n: Number.NaN, "~~k": 2 }, "__proto__", { value: { x: 1 }, enumerable: true });
     const seen: unknown[] = [];
     const t = tool({
       name: "rich",
@@ -180,7 +196,14 @@ describe("client input cannot grow the state or crash the server", () => {
 
   it("arguments nested 10,000 deep or too large are -32602 with a stable reason, not a stack overflow", async () => {
     const runtime = createRuntime({ state: { keys } });
-    const t = tool({ name: "any", description: "", input: z.object({ v: z.unknown() }), *run() { return "ran"; } });
+    const t = tool({
+      name: "any",
+      description: "",
+      input: z.object({ v: z.unknown() }),
+      *run() {
+        return "ran";
+      },
+    });
     let deep: unknown = 1;
     for (let i = 0; i < 10_000; i++) deep = { d: deep };
     await expect(runtime.callTool(t, { name: "any", arguments: { v: deep } }, info)).rejects.toMatchObject({ code: -32602, data: { reason: "arguments_too_deep" } });
@@ -189,7 +212,14 @@ describe("client input cannot grow the state or crash the server", () => {
 
   it("the inputResponses byte limit counts keys", async () => {
     const runtime = createRuntime({ state: { keys } });
-    const t = tool({ name: "k", description: "", input: z.object({}), *run() { return (yield* elicit("?", Ok)).action; } });
+    const t = tool({
+      name: "k",
+      description: "",
+      input: z.object({}),
+      *run() {
+        return (yield* elicit("?", Ok)).action;
+      },
+    });
     const responses = Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`${i}`.padEnd(14_000, "k"), {}]));
     await expect(runtime.callTool(t, { name: "k", arguments: {}, inputResponses: responses }, info)).rejects.toMatchObject({ code: -32602, data: { reason: "input_responses_too_large" } });
   });
@@ -197,8 +227,19 @@ describe("client input cannot grow the state or crash the server", () => {
   it("an answer schema that throws is an author failure reported to onError, never a raw -32603", async () => {
     const errors: unknown[] = [];
     const runtime = createRuntime({ state: { keys }, onError: (e) => errors.push(e) });
-    const Throws = z.object({ n: z.number().refine(() => { throw new Error("refine exploded"); }) });
-    const t = tool({ name: "r", description: "", input: z.object({}), *run() { return (yield* elicit("n?", Throws, { key: "n" })).action; } });
+    const Throws = z.object({
+      n: z.number().refine(() => {
+        throw new Error("refine exploded");
+      }),
+    });
+    const t = tool({
+      name: "r",
+      description: "",
+      input: z.object({}),
+      *run() {
+        return (yield* elicit("n?", Throws, { key: "n" })).action;
+      },
+    });
     const r1 = (await runtime.callTool(t, { name: "r", arguments: {} }, info)) as { requestState: string };
     const r2 = await runtime.callTool(t, { name: "r", arguments: {}, requestState: r1.requestState, inputResponses: { n: accept({ n: 1 }) } }, info);
     expect(r2).toMatchObject({ resultType: "complete", isError: true });
@@ -212,7 +253,14 @@ describe("client input cannot grow the state or crash the server", () => {
     const errors: unknown[] = [];
     const runtime = createRuntime({ state: { keys }, onError: (e) => errors.push(e), liveCalls });
     const Price = z.object({ price: z.number().transform((n) => new Money(n)) });
-    const t = tool({ name: "p", description: "", input: z.object({}), *run() { return (yield* elicit("price?", Price, { key: "price" })).action; } });
+    const t = tool({
+      name: "p",
+      description: "",
+      input: z.object({}),
+      *run() {
+        return (yield* elicit("price?", Price, { key: "price" })).action;
+      },
+    });
     const r1 = (await runtime.callTool(t, { name: "p", arguments: {} }, info)) as { requestState: string };
     const r2 = await runtime.callTool(t, { name: "p", arguments: {}, requestState: r1.requestState, inputResponses: { price: accept({ price: 5 }) } }, info);
     expect(r2).toMatchObject({ resultType: "complete", isError: true });
@@ -271,7 +319,10 @@ describe("edges", () => {
       },
     });
     const call = (who: string, requestState?: string, key?: string) =>
-      runtime.callTool(t, { name: "greet", arguments: { who }, ...(requestState ? { requestState, inputResponses: { [key!]: accept({ ok: true }) } } : {}) }, info) as Promise<{ requestState: string; content?: Array<{ text: string }> }>;
+      runtime.callTool(t, { name: "greet", arguments: { who }, ...(requestState ? { requestState, inputResponses: { [key!]: accept({ ok: true }) } } : {}) }, info) as Promise<{
+        requestState: string;
+        content?: Array<{ text: string }>;
+      }>;
     // Two calls, their rounds interleaved: the same keys, messages differing by call.
     const ada1 = await call("Ada");
     const bob1 = await call("Bob");
@@ -297,7 +348,14 @@ describe("edges", () => {
   it.each([1000, 0])("states stay bound to their arguments, short (digest kept) or long (hashed each round) (liveCalls %i)", async (liveCalls) => {
     const runtime = createRuntime({ state: { keys }, liveCalls });
     const info = { clientCapabilities: { elicitation: {} } };
-    const t = tool({ name: "a", description: "", input: z.object({ s: z.string() }), *run({ s }) { return `${(yield* elicit("ok?", Ok, { key: "k" })).action} ${s.length}`; } });
+    const t = tool({
+      name: "a",
+      description: "",
+      input: z.object({ s: z.string() }),
+      *run({ s }) {
+        return `${(yield* elicit("ok?", Ok, { key: "k" })).action} ${s.length}`;
+      },
+    });
     for (const s of ["short", "x".repeat(5000)]) {
       const other = `${s.slice(0, -1)}y`;
       const r1 = (await runtime.callTool(t, { name: "a", arguments: { s } }, info)) as { requestState: string };
@@ -310,7 +368,17 @@ describe("edges", () => {
   it("without onError, author failures are logged to stderr with the definition, round and stack", async () => {
     const log = vi.spyOn(console, "error").mockImplementation(() => {});
     const runtime = createRuntime({ state: { keys } });
-    const boom = tool({ name: "boom", description: "", input: z.object({}), *run() { yield* step("s", () => { throw new Error("database down"); }); return ""; } });
+    const boom = tool({
+      name: "boom",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* step("s", () => {
+          throw new Error("database down");
+        });
+        return "";
+      },
+    });
     await runtime.callTool(boom, { name: "boom", arguments: {} }, {});
     expect(log).toHaveBeenCalledTimes(1);
     const [where, error] = log.mock.calls[0]!;
@@ -319,7 +387,13 @@ describe("edges", () => {
   });
 
   it("live calls are bounded by bytes and by expiry, and eviction only means the next round replays", async () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     let now = 1000;
     const calls = new LiveCalls(100, 3 * liveCallBytes("t".repeat(100)), () => now);
     const owner = {};
@@ -331,14 +405,30 @@ describe("edges", () => {
     expect(calls.take("4".repeat(100), owner)).toBeUndefined();
     // A runtime whose budget holds nothing still completes every call, by replaying.
     let runs = 0;
-    const t = tool({ name: "ev", description: "", input: z.object({}), *run() { runs++; const a = yield* elicit("a?", Ok, { key: "a" }); const b = yield* elicit("b?", Ok, { key: "b" }); return `${a.action} ${b.action}`; } });
+    const t = tool({
+      name: "ev",
+      description: "",
+      input: z.object({}),
+      *run() {
+        runs++;
+        const a = yield* elicit("a?", Ok, { key: "a" });
+        const b = yield* elicit("b?", Ok, { key: "b" });
+        return `${a.action} ${b.action}`;
+      },
+    });
     const sim = await simulate(t, {}, { a: accept({ ok: true }), b: accept({ ok: true }) }, { runtime: createRuntime({ state: { keys }, liveCallBytes: 1 }) });
     expect(textOf(sim.result)).toBe("accept accept");
     expect(runs).toBe(3); // replayed from the top each round
   });
 
   it("at the bound, generators no round came back for (cold) are evicted before those whose rounds come back (warm)", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
     const calls = new LiveCalls(3, 1 << 30, () => 1000);
     const token = (c: string) => c.repeat(40);
@@ -356,11 +446,22 @@ describe("edges", () => {
   });
 
   it("once resumes have been seen, a generator idle for four times the longest recent wait is evicted (its call went elsewhere)", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
     let now = 1000;
     // Idleness timed on an injected clock (as the tasks engine times its parked generators).
-    const calls = new LiveCalls(1000, 1 << 30, () => now, () => now);
+    const calls = new LiveCalls(
+      1000,
+      1 << 30,
+      () => now,
+      () => now,
+    );
     // Before 64 resumes were seen there is no idle bound: an old entry stays.
     calls.put("o".repeat(40), entry(owner), 1e9, "old");
     for (let i = 0; i < 63; i++) {
@@ -388,7 +489,13 @@ describe("edges", () => {
   });
 
   it("a generator taken as the call's earlier round is never taken again by its own token, even right after a peek at it", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
     const calls = new LiveCalls(100, 1 << 30, () => 1000);
     const held = entry(owner);
@@ -409,7 +516,13 @@ describe("edges", () => {
   });
 
   it("an earlier round's generator whose own state expired is still resumed when the presented journal extends it; one that does not extend it is dropped", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
     let now = 1000;
     const calls = new LiveCalls(100, 1 << 30, () => now);
@@ -423,11 +536,22 @@ describe("edges", () => {
   });
 
   it("a bound set by fast rounds relaxes as soon as a slower call comes back for a generator it evicted as idle", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
-    let now = 1000;
+    const now = 1000;
     let idle = 0; // the idle clock runs apart from the expiry clock
-    const calls = new LiveCalls(1000, 1 << 30, () => now, () => idle);
+    const calls = new LiveCalls(
+      1000,
+      1 << 30,
+      () => now,
+      () => idle,
+    );
     // 64 resumes 0.5 ms after parking: the bound is 4 × 0.5 = 2 ms.
     for (let i = 0; i < 64; i++) {
       calls.put(`${i}`.padStart(40, "f"), entry(owner), 1e9, `f${i}`);
@@ -455,7 +579,13 @@ describe("edges", () => {
   });
 
   it("an instance that never sees a call twice holds only a few generators (no resume, no unbounded wait)", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
     // Counted in parks, as the runtime counts (as many instances as a call has requests, round-robin).
     const calls = new LiveCalls(1000, 1 << 30, () => 1000);
@@ -478,7 +608,13 @@ describe("edges", () => {
   });
 
   it("without an idle clock, a wait is counted in generators parked meanwhile: the bound is 4 × the longest, and no time enters it", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
     const calls = new LiveCalls(1000, 1 << 30, () => 1000); // the expiry clock stands still
     // Three calls' generators parked, then resumed in order: they waited 2, 1 and 0 parks.
@@ -500,13 +636,33 @@ describe("edges", () => {
   });
 
   it("a held generator a later round passed without extending it is dropped; one an older round's retry does not pass stays", () => {
-    const entry = (owner: object) => ({ owner, suspended: {} as never, context: {} as never, payload: {} as never, minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined } });
+    const entry = (owner: object) => ({
+      owner,
+      suspended: {} as never,
+      context: {} as never,
+      payload: {} as never,
+      minted: { nonce: "n", expiresAt: 2000, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+    });
     const owner = {};
     const calls = new LiveCalls(10, 1 << 30, () => 1000);
     calls.put("x".repeat(40), entry(owner), 2000, "call");
-    expect(calls.takeEarlier("call", owner, () => false, () => false)).toBeUndefined();
+    expect(
+      calls.takeEarlier(
+        "call",
+        owner,
+        () => false,
+        () => false,
+      ),
+    ).toBeUndefined();
     expect(calls.size).toBe(1); // a retry of an older round: kept
-    expect(calls.takeEarlier("call", owner, () => false, () => true)).toBeUndefined();
+    expect(
+      calls.takeEarlier(
+        "call",
+        owner,
+        () => false,
+        () => true,
+      ),
+    ).toBeUndefined();
     expect(calls.size).toBe(0); // passed: it can never be resumed
   });
 
@@ -519,15 +675,35 @@ describe("edges", () => {
 });
 
 describe("the harness", () => {
-  const book = tool({ name: "book", description: "", input: z.object({}), *run() { return (yield* elicit("book?", Ok, { key: "confirm" })).action; } });
+  const book = tool({
+    name: "book",
+    description: "",
+    input: z.object({}),
+    *run() {
+      return (yield* elicit("book?", Ok, { key: "confirm" })).action;
+    },
+  });
 
   it("reports scripted answers under keys nobody asked", async () => {
     await expect(simulate(book, {}, { confirm: accept({ ok: true }), confrim: accept({ ok: true }) })).rejects.toThrow(/keys nobody asked: "confrim" \(asked: "confirm"\)/);
   });
 
   it("surfaces author errors to the test, or returns them", async () => {
-    const boom = tool({ name: "boom", description: "", input: z.object({}), *run() { yield* step("s", () => { throw new Error("db password is hunter2"); }); return ""; } });
-    const rejected = await simulate(boom).then(() => undefined, (e: unknown) => e);
+    const boom = tool({
+      name: "boom",
+      description: "",
+      input: z.object({}),
+      *run() {
+        yield* step("s", () => {
+          throw new Error("db password is hunter2");
+        });
+        return "";
+      },
+    });
+    const rejected = await simulate(boom).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(rejected).toBeInstanceOf(SimulatedAuthorError);
     expect((rejected as SimulatedAuthorError).message).toMatch(/tools\/call boom failed in round 1: db password is hunter2/);
     const sim = await simulate(boom, {}, {}, { authorErrors: "return" });
@@ -554,7 +730,14 @@ describe("the harness", () => {
 
   it('paths: "both" compares final results too', async () => {
     let runs = 0;
-    const counts = tool({ name: "counts", description: "", input: z.object({}), *run() { return `run ${++runs}`; } });
+    const counts = tool({
+      name: "counts",
+      description: "",
+      input: z.object({}),
+      *run() {
+        return `run ${++runs}`;
+      },
+    });
     await expect(simulate(counts, {}, {}, { paths: "both" })).rejects.toThrow(/Round 1 is not deterministic: the round's result was .*run 1.*, replayed it is .*run 2/);
   });
 
@@ -562,8 +745,18 @@ describe("the harness", () => {
     const errors: unknown[] = [];
     const runtime: Runtime = createRuntime({ state: { keys }, verifyReplay: true, onError: (e) => errors.push(e) });
     let n = 0;
-    const t = tool({ name: "t", description: "", input: z.object({}), *run() { return String((yield* elicit(`q${n++}`, Ok)).action); } });
-    await expect(runtime.callTool(t, { name: "t", arguments: {} }, { clientCapabilities: { elicitation: {} } })).rejects.toMatchObject({ code: -32603, data: { reason: "nondeterministic", round: 1, index: 0 } });
+    const t = tool({
+      name: "t",
+      description: "",
+      input: z.object({}),
+      *run() {
+        return String((yield* elicit(`q${n++}`, Ok)).action);
+      },
+    });
+    await expect(runtime.callTool(t, { name: "t", arguments: {} }, { clientCapabilities: { elicitation: {} } })).rejects.toMatchObject({
+      code: -32603,
+      data: { reason: "nondeterministic", round: 1, index: 0 },
+    });
     expect(errors).toHaveLength(1);
   });
 });

@@ -16,17 +16,22 @@ const N = z.object({ n: z.number() });
 function counting() {
   const runs = new Map<string, number>();
   const bump = (name: string) => runs.set(name, (runs.get(name) ?? 0) + 1);
-  const def = tool({ name: "count", description: "", input: z.object({ start: z.number() }), *run({ start }) {
-    let sum = yield* step("base", () => (bump("base"), start));
-    const id = yield* uuid();
-    for (let i = 0; i < 6; i++) {
-      const a = yield* elicit(`Number ${i} (sum so far ${sum})?`, N, { key: `n${i}` });
-      sum += a.action === "accept" ? a.content.n : 0;
-      if (i % 2 === 1) sum += yield* step(`bonus${i}`, () => (bump(`bonus${i}`), 100));
-    }
-    const at = yield* now();
-    return `${sum} ${id.length} ${typeof at}`;
-  } });
+  const def = tool({
+    name: "count",
+    description: "",
+    input: z.object({ start: z.number() }),
+    *run({ start }) {
+      let sum = yield* step("base", () => (bump("base"), start));
+      const id = yield* uuid();
+      for (let i = 0; i < 6; i++) {
+        const a = yield* elicit(`Number ${i} (sum so far ${sum})?`, N, { key: `n${i}` });
+        sum += a.action === "accept" ? a.content.n : 0;
+        if (i % 2 === 1) sum += yield* step(`bonus${i}`, () => (bump(`bonus${i}`), 100));
+      }
+      const at = yield* now();
+      return `${sum} ${id.length} ${typeof at}`;
+    },
+  });
   return { def, runs };
 }
 
@@ -113,14 +118,19 @@ describe("live-prefix resume: three instances, rounds round-robin", () => {
   it("a journal that differs from the held one only in an earlier answer's value (every ask the same) is replayed, never resumed", async () => {
     // Messages that do not depend on the answers: the forks' asks, and so their fingerprints,
     // are identical — only the recorded value of n0 tells the branches apart.
-    const plain = tool({ name: "plain", description: "", input: z.object({}), *run() {
-      let sum = 0;
-      for (let i = 0; i < 4; i++) {
-        const a = yield* elicit(`Number ${i}?`, N, { key: `n${i}` });
-        sum += a.action === "accept" ? a.content.n : 0;
-      }
-      return `sum ${sum}`;
-    } });
+    const plain = tool({
+      name: "plain",
+      description: "",
+      input: z.object({}),
+      *run() {
+        let sum = 0;
+        for (let i = 0; i < 4; i++) {
+          const a = yield* elicit(`Number ${i}?`, N, { key: `n${i}` });
+          sum += a.action === "accept" ? a.content.n : 0;
+        }
+        return `sum ${sum}`;
+      },
+    });
     const { runtimes, traces } = instances(3);
     const [a, b] = runtimes as [Runtime, Runtime, Runtime];
     const answer = (state: string, key: string, n: number) => ({ name: "plain", arguments: {}, requestState: state, inputResponses: { [key]: { action: "accept", content: { n } } } });
@@ -143,7 +153,9 @@ describe("live-prefix resume: three instances, rounds round-robin", () => {
     const [a, b] = runtimes as [Runtime, Runtime];
     const args = { start: 2 };
     const r1 = (await a.callTool(first.def, { name: "count", arguments: args }, info)) as { requestState: string };
-    const r2 = (await b.callTool(first.def, { name: "count", arguments: args, requestState: r1.requestState, inputResponses: { n0: { action: "accept", content: { n: 1 } } } }, info)) as { requestState: string };
+    const r2 = (await b.callTool(first.def, { name: "count", arguments: args, requestState: r1.requestState, inputResponses: { n0: { action: "accept", content: { n: 1 } } } }, info)) as {
+      requestState: string;
+    };
     await a.callTool(second.def, { name: "count", arguments: args, requestState: r2.requestState, inputResponses: { n1: { action: "accept", content: { n: 1 } } } }, info);
     expect(traces[0]!.at(-1)!.path).toBe("replayed");
   });

@@ -34,7 +34,10 @@ async function sdkClient(autoFulfill: boolean) {
     { name: "test-sdk-client", version: "1.0.0" },
     { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } }, inputRequired: { autoFulfill } },
   );
-  client.setRequestHandler("elicitation/create", async (request) => (await handlers.elicit!(request.params as never, { key: guessKey(request.params), round: 0, signal: AbortSignal.timeout(10_000) })) as never);
+  client.setRequestHandler(
+    "elicitation/create",
+    async (request) => (await handlers.elicit!(request.params as never, { key: guessKey(request.params), round: 0, signal: AbortSignal.timeout(10_000) })) as never,
+  );
   client.setRequestHandler("sampling/createMessage", async (request) => handlers.sample!(request.params as never, { key: "", round: 0, signal: AbortSignal.timeout(10_000) }) as never);
   client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///work/project", name: "project" }] }));
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
@@ -62,7 +65,9 @@ describe("example tools over HTTP", () => {
     const client = await sdkClient(false);
     try {
       const rounds: number[] = [];
-      const result = await callWithInput<{ content: Array<{ type: string; text?: string }> }>(sdkSender(client), "tools/call", { name, arguments: args }, handlers, { onRound: (r) => rounds.push(r.round) });
+      const result = await callWithInput<{ content: Array<{ type: string; text?: string }> }>(sdkSender(client), "tools/call", { name, arguments: args }, handlers, {
+        onRound: (r) => rounds.push(r.round),
+      });
       expect(textOf(result, " ")).toMatch(pattern);
       expect(rounds.length).toBe(name === "plan_trip" ? 3 : 1);
     } finally {
@@ -78,10 +83,20 @@ describe("example tools over HTTP", () => {
 
   it("book_flight declined ends cancelled; the prompt completes too", async () => {
     const send = createFetchSender(server.url, { capabilities: { elicitation: {} } });
-    const declined = await callWithInput<{ content: Array<{ type: string; text?: string }>; isError?: boolean }>(send, "tools/call", { name: "book_flight", arguments: { destination: "Oslo" } }, { elicit: () => ({ action: "decline" }) });
+    const declined = await callWithInput<{ content: Array<{ type: string; text?: string }>; isError?: boolean }>(
+      send,
+      "tools/call",
+      { name: "book_flight", arguments: { destination: "Oslo" } },
+      { elicit: () => ({ action: "decline" }) },
+    );
     expect(declined.isError).toBe(true);
     expect(textOf(declined, " ")).toMatch(/cancelled/);
-    const p = await callWithInput<{ messages: Array<{ content: { text: string } }> }>(send, "prompts/get", { name: "test_input_required_result_prompt" }, { elicit: () => ({ action: "accept", content: { context: "ctx" } }) });
+    const p = await callWithInput<{ messages: Array<{ content: { text: string } }> }>(
+      send,
+      "prompts/get",
+      { name: "test_input_required_result_prompt" },
+      { elicit: () => ({ action: "accept", content: { context: "ctx" } }) },
+    );
     expect(p.messages[0]!.content.text).toBe("Context: ctx");
   });
 
@@ -100,7 +115,11 @@ describe("example tools over HTTP", () => {
           arguments: { destination: "Rome" },
           requestState: `${first.requestState}-TAMPERED`,
           inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
-          _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } },
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+          },
         },
       }),
     });
@@ -170,7 +189,22 @@ describe("example tools over HTTP", () => {
             req.end(body);
           });
         expect((await post(oversized(5))).status).toBe(413);
-        const after = await post(JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "book_flight", arguments: { destination: "Rome" }, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } } }));
+        const after = await post(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 10,
+            method: "tools/call",
+            params: {
+              name: "book_flight",
+              arguments: { destination: "Rome" },
+              _meta: {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+                "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+              },
+            },
+          }),
+        );
         expect(after.status).toBe(200);
         expect(after.text).toContain("input_required");
         expect(sockets).toHaveLength(2);

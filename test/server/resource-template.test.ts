@@ -65,7 +65,10 @@ describe("resource templates as generators", () => {
     const first = (await runtime.readResource(note, { uri: "notes://work/a.md" }, caps)) as { requestState: string };
     const moved = runtime.readResource(note, { uri: "notes://work/b.md", requestState: first.requestState, inputResponses: { show: { action: "accept", content: { ok: true } } } }, caps);
     await expect(moved).rejects.toMatchObject({ code: -32602, data: { reason: "wrong_binding" } });
-    await expect(runtime.readResource(note, { uri: "files://x" }, caps)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('does not match the template "notes://{folder}/{+path}"') });
+    await expect(runtime.readResource(note, { uri: "files://x" }, caps)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('does not match the template "notes://{folder}/{+path}"'),
+    });
     const bad = await runtime.readResource(invoice, { uri: "invoices://abc" }, caps).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ProtocolError);
     expect((bad as ProtocolError).data?.reason).toBe("invalid_arguments");
@@ -74,7 +77,13 @@ describe("resource templates as generators", () => {
 
   it("through the SDK: listed under resources/templates/list, read over several rounds, plain resources unaffected", async () => {
     const runtime = createRuntime({ state: { keys } });
-    const plain = resource({ uri: "status://now", name: "status", *run() { return "ok"; } });
+    const plain = resource({
+      uri: "status://now",
+      name: "status",
+      *run() {
+        return "ok";
+      },
+    });
     const app = createMcpHandler(() => {
       const server = new McpServer({ name: "templates", version: "1" });
       register(server, [note, invoice, plain], { runtime });
@@ -82,15 +91,38 @@ describe("resource templates as generators", () => {
     });
     let id = 0;
     const rpc = async (method: string, params: Record<string, unknown>) => {
-      const response = await app.fetch(new Request("http://x/mcp", {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(typeof params.uri === "string" ? { "mcp-name": params.uri } : {}) },
-        body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } } }),
-      }));
+      const response = await app.fetch(
+        new Request("http://x/mcp", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": method,
+            ...(typeof params.uri === "string" ? { "mcp-name": params.uri } : {}),
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: ++id,
+            method,
+            params: {
+              ...params,
+              _meta: {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+                "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+              },
+            },
+          }),
+        }),
+      );
       return (await response.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
     };
     const listed = (await rpc("resources/templates/list", {})).result!.resourceTemplates as Array<{ name: string; uriTemplate: string; mimeType?: string }>;
-    expect(listed.map((t) => [t.name, t.uriTemplate])).toEqual([["note", "notes://{folder}/{+path}"], ["invoice", "invoices://{id}"]]);
+    expect(listed.map((t) => [t.name, t.uriTemplate])).toEqual([
+      ["note", "notes://{folder}/{+path}"],
+      ["invoice", "invoices://{id}"],
+    ]);
     const r1 = (await rpc("resources/read", { uri: "notes://home/todo.md" })).result!;
     expect(r1.resultType).toBe("input_required");
     const r2 = (await rpc("resources/read", { uri: "notes://home/todo.md", requestState: r1.requestState, inputResponses: { show: { action: "accept", content: { ok: true } } } })).result!;

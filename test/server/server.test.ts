@@ -23,12 +23,25 @@ async function rpc(method: string, params: Record<string, unknown>, sub?: string
   const response = await app.fetch(
     new Request("http://x/mcp", {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}) },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id,
         method,
-        params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } },
+        params: {
+          ...params,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+          },
+        },
       }),
     }),
     sub ? { authInfo: { token: "t", clientId: "app", scopes: [], extra: { sub } } } : {},
@@ -41,7 +54,7 @@ async function rpc(method: string, params: Record<string, unknown>, sub?: string
 describe("register on an McpServer with tools of its own", () => {
   it("lists both kinds, with our tool's input schema", async () => {
     const list = await rpc("tools/list", {});
-    const tools = (list.result!.tools as Array<{ name: string; inputSchema: { properties?: Record<string, unknown> } }>);
+    const tools = list.result!.tools as Array<{ name: string; inputSchema: { properties?: Record<string, unknown> } }>;
     expect(tools.map((t) => t.name).sort()).toEqual(["book_flight", "plain_after", "plain_before"]);
     expect(Object.keys(tools.find((t) => t.name === "book_flight")!.inputSchema.properties ?? {})).toEqual(["destination"]);
   });
@@ -86,20 +99,38 @@ describe("register when the SDK hides its own handlers", () => {
   });
 });
 
-
 describe("prompts/list", () => {
   it("lists each argument's description and whether it is required", async () => {
-    const topic = prompt({ name: "topic", description: "Write about a topic", arguments: [{ name: "subject", description: "What to write about", required: true }, { name: "tone", description: "How it should sound" }], *run({ subject }) { return `Write about ${subject}`; } });
+    const topic = prompt({
+      name: "topic",
+      description: "Write about a topic",
+      arguments: [
+        { name: "subject", description: "What to write about", required: true },
+        { name: "tone", description: "How it should sound" },
+      ],
+      *run({ subject }) {
+        return `Write about ${subject}`;
+      },
+    });
     const handler = createMcpHandler(() => {
       const server = new McpServer({ name: "p", version: "1" });
       register(server, [topic], { runtime });
       return server;
     });
-    const response = await handler.fetch(new Request("http://x/mcp", {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "prompts/list" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "prompts/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } } }),
-    }));
+    const response = await handler.fetch(
+      new Request("http://x/mcp", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "prompts/list" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "prompts/list",
+          params: {
+            _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} },
+          },
+        }),
+      }),
+    );
     const body = (await response.json()) as { result: { prompts: Array<{ name: string; arguments: Array<{ name: string; description?: string; required?: boolean }> }> } };
     expect(body.result.prompts[0]!.arguments).toEqual([
       { name: "subject", description: "What to write about", required: true },

@@ -16,7 +16,13 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const scripted: Record<string, Record<string, string | boolean>> = { user_name: { name: "Alice" }, name: { name: "Ada" }, confirm: { confirm: true }, proceed: { confirm: true }, options: { format: "html", confirm: true } };
+const scripted: Record<string, Record<string, string | boolean>> = {
+  user_name: { name: "Alice" },
+  name: { name: "Ada" },
+  confirm: { confirm: true },
+  proceed: { confirm: true },
+  options: { format: "html", confirm: true },
+};
 const handlers: InputHandlers = {
   elicit: (params, { key }) => (params.mode === "url" ? { action: "accept" } : { action: "accept", content: contentFor(params.requestedSchema, scripted[key]) }),
 };
@@ -34,12 +40,16 @@ const taskCalls: Array<[string, Record<string, unknown>, RegExp]> = [
 describe("mcp-yield/client follows tasks", () => {
   const send = () => createFetchSender(server.url, { capabilities: { elicitation: {}, extensions: TASKS } });
 
-  it.each(taskCalls)("%s completes as a task, input answered through tasks/update", async (name, args, expected) => {
-    const statuses: string[] = [];
-    const result = await callWithInput<{ content: Array<{ text: string }> }>(send(), "tools/call", { name, arguments: args }, handlers, { onTask: (t) => statuses.push(t.status) });
-    expect(text(result)).toMatch(expected);
-    expect(statuses.at(-1)).toBe("completed");
-  }, 20_000);
+  it.each(taskCalls)(
+    "%s completes as a task, input answered through tasks/update",
+    async (name, args, expected) => {
+      const statuses: string[] = [];
+      const result = await callWithInput<{ content: Array<{ text: string }> }>(send(), "tools/call", { name, arguments: args }, handlers, { onTask: (t) => statuses.push(t.status) });
+      expect(text(result)).toMatch(expected);
+      expect(statuses.at(-1)).toBe("completed");
+    },
+    20_000,
+  );
 
   it("a tool error completes with isError; a protocol error throws task_failed with the server's error", async () => {
     const failing = await callWithInput<{ isError?: boolean }>(send(), "tools/call", { name: "failing_job", arguments: {} }, handlers);
@@ -90,7 +100,15 @@ describe("the official requester (ext-tasks) completes every example task tool",
       body: JSON.stringify(body),
     });
     const raw = (await response.text()).trim();
-    const json = JSON.parse(raw.startsWith("{") ? raw : raw.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    const json = JSON.parse(
+      raw.startsWith("{")
+        ? raw
+        : raw
+            .split("\n")
+            .filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5))
+            .join(""),
+    ) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
     return json.error ? { kind: "error", error: json.error as never } : { kind: "result", result: json.result as never };
   }
 
@@ -100,7 +118,15 @@ describe("the official requester (ext-tasks) completes every example task tool",
     const input = createApplicationInputHandler({
       elicitation: async (request, context) => {
         const params = request.params as { requestedSchema: never; message: string };
-        const key = params.message.includes("name") ? (context.scope === "request" ? "user_name" : "name") : params.message.startsWith("Generate") ? "options" : params.message.startsWith("Proceed") ? "proceed" : "confirm";
+        const key = params.message.includes("name")
+          ? context.scope === "request"
+            ? "user_name"
+            : "name"
+          : params.message.startsWith("Generate")
+            ? "options"
+            : params.message.startsWith("Proceed")
+              ? "proceed"
+              : "confirm";
         return { action: "accept", content: contentFor(params.requestedSchema, scripted[key]) as never };
       },
       sampling: async () => ({ role: "assistant", content: { type: "text", text: "x" }, model: "m" }),
@@ -115,18 +141,22 @@ describe("the official requester (ext-tasks) completes every example task tool",
     return { tasks, client };
   }
 
-  it.each(taskCalls)("%s", async (name, args, expected) => {
-    const { tasks, client } = await session();
-    try {
-      const execution = await tasks.callTool(name, args as never);
-      const { outcome } = await execution.settle();
-      const result = resultFromTaskOutcome(outcome) as { content: Array<{ text: string }> };
-      expect(text(result)).toMatch(expected);
-    } finally {
-      await tasks.close();
-      await client.close();
-    }
-  }, 20_000);
+  it.each(taskCalls)(
+    "%s",
+    async (name, args, expected) => {
+      const { tasks, client } = await session();
+      try {
+        const execution = await tasks.callTool(name, args as never);
+        const { outcome } = await execution.settle();
+        const result = resultFromTaskOutcome(outcome) as { content: Array<{ text: string }> };
+        expect(text(result)).toMatch(expected);
+      } finally {
+        await tasks.close();
+        await client.close();
+      }
+    },
+    20_000,
+  );
 
   it("a tool error arrives as a completed result with isError (not as a failed outcome)", async () => {
     const { tasks, client } = await session();

@@ -69,9 +69,24 @@ describe("digests as text", () => {
     // The reference, written plainly: every object's keys sorted (as strings: an object made
     // again would put integer-like keys first), no whitespace.
     const reference = (v: unknown): string =>
-      Array.isArray(v) ? `[${v.map(reference).join(",")}]` : v !== null && typeof v === "object" ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`).join(",")}}` : JSON.stringify(v);
+      Array.isArray(v)
+        ? `[${v.map(reference).join(",")}]`
+        : v !== null && typeof v === "object"
+          ? `{${Object.keys(v)
+              .sort()
+              .map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`)
+              .join(",")}}`
+          : JSON.stringify(v);
     const reversed = (v: unknown): unknown =>
-      Array.isArray(v) ? v.map(reversed) : v !== null && typeof v === "object" ? Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reversed((v as Record<string, unknown>)[k])])) : v;
+      Array.isArray(v)
+        ? v.map(reversed)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(
+              Object.keys(v)
+                .reverse()
+                .map((k) => [k, reversed((v as Record<string, unknown>)[k])]),
+            )
+          : v;
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
         const text = canonicalJson(value);
@@ -83,4 +98,3 @@ describe("digests as text", () => {
     );
   });
 });
-

@@ -41,9 +41,12 @@ const trickyString = fc.oneof(
 
 describe("JSON text without JSON.stringify", () => {
   it("quotes any string exactly as JSON.stringify does (property)", () => {
-    fc.assert(fc.property(trickyString, (s) => {
-      expect(quoteJson(s)).toBe(JSON.stringify(s));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(trickyString, (s) => {
+        expect(quoteJson(s)).toBe(JSON.stringify(s));
+      }),
+      { numRuns: 2000 },
+    );
     // Around the length where the scan hands over to JSON.stringify.
     for (const n of [0, 1, 63, 64, 65, 200]) for (const c of ["x", '"', "\ud800"]) expect(quoteJson(c.repeat(n))).toBe(JSON.stringify(c.repeat(n)));
   });
@@ -59,10 +62,30 @@ describe("JSON text without JSON.stringify", () => {
       fc.integer({ min: -1000, max: 1000 }).map((d) => Number.MAX_SAFE_INTEGER - d),
       fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
     );
-    fc.assert(fc.property(fc.oneof(split, fc.double(), fc.integer()), (n) => {
+    fc.assert(
+      fc.property(fc.oneof(split, fc.double(), fc.integer()), (n) => {
+        expect(numberJson(n)).toBe(JSON.stringify(n));
+      }),
+      { numRuns: 5000 },
+    );
+    for (const n of [
+      2 ** 31,
+      2 ** 31 - 1,
+      2 ** 31 + 0.5,
+      1e12,
+      1e12 + 1,
+      1_764_755_000_000,
+      1_764_755_000_007,
+      2 ** 31 * 1e6 - 1,
+      2 ** 31 * 1e6,
+      -(2 ** 31) - 1,
+      2 ** 53,
+      Infinity,
+      -Infinity,
+      Number.NaN,
+      -0,
+    ])
       expect(numberJson(n)).toBe(JSON.stringify(n));
-    }), { numRuns: 5000 });
-    for (const n of [2 ** 31, 2 ** 31 - 1, 2 ** 31 + 0.5, 1e12, 1e12 + 1, 1_764_755_000_000, 1_764_755_000_007, 2 ** 31 * 1e6 - 1, 2 ** 31 * 1e6, -(2 ** 31) - 1, 2 ** 53, Infinity, -Infinity, Number.NaN, -0]) expect(numberJson(n)).toBe(JSON.stringify(n));
   });
 
   it("writes any value exactly as JSON.stringify does, or throws what it throws (property)", () => {
@@ -80,9 +103,12 @@ describe("JSON text without JSON.stringify", () => {
       withSparseArray: true,
       withTypedArray: true,
     });
-    fc.assert(fc.property(anything, (v) => {
-      expect(outcome(jsonText, v)).toEqual(outcome(JSON.stringify, v));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(anything, (v) => {
+        expect(outcome(jsonText, v)).toEqual(outcome(JSON.stringify, v));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("leaves what it does not write to JSON.stringify: toJSON, functions, symbols, class instances, deep nesting, cycles", () => {
@@ -120,29 +146,43 @@ describe("JSON text without JSON.stringify", () => {
 
   it("keeps canonical text (argument digests, fingerprints) exactly what it was (property)", () => {
     const value = fc.oneof(fc.jsonValue({ maxDepth: 4 }), fc.dictionary(trickyString, fc.oneof(trickyString, fc.double(), fc.constant(undefined), fc.constant(-0))));
-    fc.assert(fc.property(value, (v) => {
-      expect(canonicalJson(v)).toBe(canonicalReference(v));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(canonicalReference(v));
+      }),
+      { numRuns: 2000 },
+    );
     expect(canonicalJson({ b: [1, undefined, "x\u2028"], a: { d: new Date(0), c: 2n } })).toBe(canonicalReference({ b: [1, undefined, "x\u2028"], a: { d: new Date(0), c: 2n } }));
   });
 
   it("orders an object's keys as the builtin sort does, few keys or many (property)", () => {
     // Up to 16 keys are sorted by hand (canonical.ts sortFew), more by Array#sort: both must give the same text.
-    fc.assert(fc.property(fc.dictionary(trickyString, fc.nat(), { minKeys: 0, maxKeys: 40 }), (v) => {
-      expect(canonicalJson(v)).toBe(canonicalReference(v));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.dictionary(trickyString, fc.nat(), { minKeys: 0, maxKeys: 40 }), (v) => {
+        expect(canonicalJson(v)).toBe(canonicalReference(v));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it("writes a map of answers as the object of its entries would be written, key order and all (property)", () => {
     // The answers digest of a round with a store: canonicalEntries(map) stands for
     // canonicalJson(Object.fromEntries(map)), the text every kept response's digest was made of.
-    const member = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined), fc.constant(() => 1), fc.record({ action: fc.constantFrom("accept", "decline", "cancel"), content: fc.dictionary(trickyString, fc.jsonValue({ maxDepth: 2 })) }));
+    const member = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }),
+      fc.constant(undefined),
+      fc.constant(() => 1),
+      fc.record({ action: fc.constantFrom("accept", "decline", "cancel"), content: fc.dictionary(trickyString, fc.jsonValue({ maxDepth: 2 })) }),
+    );
     const key = fc.oneof(trickyString, fc.constantFrom("__proto__", "constructor", "0", "10", "2", "-1", "01", "elicit-0"));
-    fc.assert(fc.property(fc.array(fc.tuple(key, member), { maxLength: 40 }), (entries) => {
-      const map = new Map(entries);
-      expect(canonicalEntries(map)).toBe(canonicalJson(Object.fromEntries(map)));
-      expect(canonicalEntries(map)).toBe(canonicalReference(Object.fromEntries(map)));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(key, member), { maxLength: 40 }), (entries) => {
+        const map = new Map(entries);
+        expect(canonicalEntries(map)).toBe(canonicalJson(Object.fromEntries(map)));
+        expect(canonicalEntries(map)).toBe(canonicalReference(Object.fromEntries(map)));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 
@@ -168,9 +208,12 @@ describe("a round's asks as JSON (journal inputRequestsJson)", () => {
       fc.constant(undefined),
     );
     const asks = fc.dictionary(fc.oneof(trickyString, fc.constantFrom("elicit-0", "0", "12", "__proto__")), request, { maxKeys: 4 });
-    fc.assert(fc.property(asks, (inputRequests) => {
-      expect(outcome((v) => inputRequestsJson(v as Record<string, unknown>), inputRequests)).toEqual(outcome((v) => JSON.stringify(v), inputRequests));
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(asks, (inputRequests) => {
+        expect(outcome((v) => inputRequestsJson(v as Record<string, unknown>), inputRequests)).toEqual(outcome((v) => JSON.stringify(v), inputRequests));
+      }),
+      { numRuns: 3000 },
+    );
     // A form ask's text made from parts is the very text of the whole.
     const one = { "elicit-0": { method: "elicitation/create", params: { mode: "form", message: "Number 1 of 3?", requestedSchema: frozenSchema } } };
     expect(inputRequestsJson(one)).toBe(JSON.stringify(one));

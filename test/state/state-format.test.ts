@@ -71,7 +71,11 @@ describe("a token this instance holds is recognised without decoding, never trus
       runtime.callTool(t, { name: "held", arguments: args, requestState, inputResponses: { a: { action: "accept", content: { ok: true } } } }, { principal, clientCapabilities: { elicitation: {} } });
     return { again, token: first.requestState, advance: (ms: number) => (now += ms) };
   };
-  const reasonOf = (p: Promise<unknown>) => p.then(() => "accepted", (e: unknown) => (e instanceof ProtocolError ? e.data?.reason : String(e)));
+  const reasonOf = (p: Promise<unknown>) =>
+    p.then(
+      () => "accepted",
+      (e: unknown) => (e instanceof ProtocolError ? e.data?.reason : String(e)),
+    );
 
   it("the same call resumes its generator", async () => {
     const { again } = await setup();

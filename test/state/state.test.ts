@@ -46,7 +46,10 @@ describe.each(["signed", "sealed"] as const)("state codec (%s)", (mode) => {
 
   it(mode === "sealed" ? "hides the payload from the client" : "exposes the payload but not the principal", () => {
     const token = codec.seal({ binding, data: { ...data, journal: [{ k: "secret-step", v: { id: "server-private", price: 1 } }] } });
-    const bytes = token.split(".").map((p) => new TextDecoder().decode(decodeBase64url(p) ?? new Uint8Array())).join("|");
+    const bytes = token
+      .split(".")
+      .map((p) => new TextDecoder().decode(decodeBase64url(p) ?? new Uint8Array()))
+      .join("|");
     expect(bytes.includes("server-private")).toBe(mode === "signed");
     expect(bytes.includes("alice")).toBe(false);
   });
@@ -169,11 +172,14 @@ describe.each(["signed", "sealed"] as const)("state codec (%s)", (mode) => {
 
   it("never accepts arbitrary strings and never throws anything but StateError (property)", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("y1s.k1..", "y1e.k1.", "y1s.k1.a.b", "y1e.k1.AAAA", "y2s.k1..", "y2e.k1.", "y2s.k1.a.b", "y2e.k1.AAAA")), (s) => {
-        const reason = reasonOf(() => codec.open(s, binding));
-        expect(reason).not.toBe("accepted");
-        expect(reason).not.toBe("other");
-      }),
+      fc.property(
+        fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("y1s.k1..", "y1e.k1.", "y1s.k1.a.b", "y1e.k1.AAAA", "y2s.k1..", "y2e.k1.", "y2s.k1.a.b", "y2e.k1.AAAA")),
+        (s) => {
+          const reason = reasonOf(() => codec.open(s, binding));
+          expect(reason).not.toBe("accepted");
+          expect(reason).not.toBe("other");
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -362,11 +368,17 @@ describe("base64url", () => {
     };
     const chars = fc.constantFrom(..."AQgwBCDxyz019-_+/= .é\u0100");
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: chars, maxLength: 24 }), fc.uint8Array({ maxLength: 40 }).map((b) => encodeBase64url(b))), (text) => {
-        const decoded = decodeBase64url(text);
-        expect(decoded !== undefined).toBe(canonical(text));
-        if (decoded !== undefined) expect(encodeBase64url(decoded)).toBe(text);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: chars, maxLength: 24 }),
+          fc.uint8Array({ maxLength: 40 }).map((b) => encodeBase64url(b)),
+        ),
+        (text) => {
+          const decoded = decodeBase64url(text);
+          expect(decoded !== undefined).toBe(canonical(text));
+          if (decoded !== undefined) expect(encodeBase64url(decoded)).toBe(text);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -391,7 +403,13 @@ describe("the codec's clock", () => {
   });
 
   it("a clock that returns no time is the server's misconfiguration, said as such when a token is minted", () => {
-    for (const [value, shown] of [[Number.NaN, "NaN"], [-1, "-1"], [Number.POSITIVE_INFINITY, "Infinity"], ["1700000000000", "string"], [undefined, "undefined"]] as const) {
+    for (const [value, shown] of [
+      [Number.NaN, "NaN"],
+      [-1, "-1"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      ["1700000000000", "string"],
+      [undefined, "undefined"],
+    ] as const) {
       const codec = createStateCodec({ keys: [k1], clock: () => value as unknown as number });
       expect(() => codec.mint({ binding, data: 1 })).toThrow(StateConfigError);
       expect(() => codec.mint({ binding, data: 1 })).toThrow(`clock must return milliseconds since the epoch (a finite number ≥ 0), got ${shown}`);
@@ -404,20 +422,30 @@ describe("a fractional clock through the runtime", () => {
     let now = 1_700_000_000_000.25;
     const clock = () => now;
     const Num = z.object({ n: z.number() });
-    const add = tool({ name: "add", description: "", input: z.object({}), *run() {
-      let sum = 0;
-      for (let i = 0; i < 3; i++) {
-        const a = yield* elicit(`number ${i}?`, Num);
-        if (a.action === "accept") sum += a.content.n;
-      }
-      return `sum ${sum}`;
-    } });
+    const add = tool({
+      name: "add",
+      description: "",
+      input: z.object({}),
+      *run() {
+        let sum = 0;
+        for (let i = 0; i < 3; i++) {
+          const a = yield* elicit(`number ${i}?`, Num);
+          if (a.action === "accept") sum += a.content.n;
+        }
+        return `sum ${sum}`;
+      },
+    });
     const caps = { clientCapabilities: { elicitation: {} } };
     const drive = async (instances: ReturnType<typeof createRuntime>[]) => {
       let params: Record<string, unknown> = { name: "add", arguments: {} };
       for (let round = 0; ; round++) {
         now += 17.375;
-        const r = (await instances[round % instances.length]!.callTool(add, params, caps)) as { resultType?: string; requestState?: string; inputRequests?: Record<string, unknown>; content?: Array<{ text: string }> };
+        const r = (await instances[round % instances.length]!.callTool(add, params, caps)) as {
+          resultType?: string;
+          requestState?: string;
+          inputRequests?: Record<string, unknown>;
+          content?: Array<{ text: string }>;
+        };
         if (r.resultType !== "input_required") return r.content![0]!.text;
         const [key] = Object.keys(r.inputRequests!);
         params = { name: "add", arguments: {}, requestState: r.requestState, inputResponses: { [key!]: { action: "accept", content: { n: round + 1 } } } };

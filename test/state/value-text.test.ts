@@ -120,7 +120,21 @@ describe("the fast plain-JSON check", () => {
     return v;
   };
   const odd = fc.oneof(
-    fc.constantFrom<unknown>(new Money(), Symbol("s"), () => 1, [1, , 3], Object.assign([1], { extra: 2 }), { [Symbol("k")]: 1 }, Object.create({ inherited: 1 }) as unknown, Object.create(null) as unknown, new Date(Number.NaN), new Uint8Array(2), -0, Number.NaN, 10n),
+    fc.constantFrom<unknown>(
+      new Money(),
+      Symbol("s"),
+      () => 1,
+      [1, , 3],
+      Object.assign([1], { extra: 2 }),
+      { [Symbol("k")]: 1 },
+      Object.create({ inherited: 1 }) as unknown,
+      Object.create(null) as unknown,
+      new Date(Number.NaN),
+      new Uint8Array(2),
+      -0,
+      Number.NaN,
+      10n,
+    ),
     fc.constant(null).map(cyclic),
     fc.tuple(fc.integer({ min: 55, max: 75 }), fc.oneof(fc.constant(1), fc.constant(-0), fc.constant(new Money()))).map(([n, inner]) => nested(n, inner)),
   );

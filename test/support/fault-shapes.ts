@@ -43,15 +43,20 @@ export const SHAPES: Shape[] = [
     capabilities: { elicitation: {} },
     answers: { a: yes, b: yes },
     def: (runs) =>
-      tool({ name: "rounds", description: "", input: z.object({}), async *run(_i, ctx) {
-        const quote = yield* step("quote", () => counted(runs, ctx.idempotencyKey("quote"), 120));
-        yield* elicit(`Pay ${quote}?`, Ok, { key: "a" });
-        const id = yield* uuid();
-        const charge = yield* step("charge", () => counted(runs, ctx.idempotencyKey("charge"), `R-${quote}`));
-        yield* elicit("Email the receipt?", Ok, { key: "b" });
-        const mail = yield* step("mail", () => counted(runs, ctx.idempotencyKey("mail"), "sent"));
-        return `${charge} ${mail} ${id.length}`;
-      } }),
+      tool({
+        name: "rounds",
+        description: "",
+        input: z.object({}),
+        async *run(_i, ctx) {
+          const quote = yield* step("quote", () => counted(runs, ctx.idempotencyKey("quote"), 120));
+          yield* elicit(`Pay ${quote}?`, Ok, { key: "a" });
+          const id = yield* uuid();
+          const charge = yield* step("charge", () => counted(runs, ctx.idempotencyKey("charge"), `R-${quote}`));
+          yield* elicit("Email the receipt?", Ok, { key: "b" });
+          const mail = yield* step("mail", () => counted(runs, ctx.idempotencyKey("mail"), "sent"));
+          return `${charge} ${mail} ${id.length}`;
+        },
+      }),
   },
   {
     // Round 2 runs no step (its response is kept with one write, no claim); round 3 claims right
@@ -60,13 +65,18 @@ export const SHAPES: Shape[] = [
     capabilities: { elicitation: {} },
     answers: { a: yes, b: yes },
     def: (runs) =>
-      tool({ name: "lazy", description: "", input: z.object({}), async *run(_i, ctx) {
-        yield* elicit("Who?", Ok, { key: "a" });
-        const id = yield* uuid();
-        yield* elicit("Sure?", Ok, { key: "b" });
-        const charge = yield* step("charge", () => counted(runs, ctx.idempotencyKey("charge"), `R-${id.length}`));
-        return `${charge}`;
-      } }),
+      tool({
+        name: "lazy",
+        description: "",
+        input: z.object({}),
+        async *run(_i, ctx) {
+          yield* elicit("Who?", Ok, { key: "a" });
+          const id = yield* uuid();
+          yield* elicit("Sure?", Ok, { key: "b" });
+          const charge = yield* step("charge", () => counted(runs, ctx.idempotencyKey("charge"), `R-${id.length}`));
+          return `${charge}`;
+        },
+      }),
   },
   {
     name: "foreground, a journal spilled to the store",
@@ -74,13 +84,18 @@ export const SHAPES: Shape[] = [
     answers: { a: yes, b: yes },
     options: { spillBytes: 256, state: { maxTokenBytes: 2048 } },
     def: (runs) =>
-      tool({ name: "spill", description: "", input: z.object({}), async *run(_i, ctx) {
-        yield* elicit("Start?", Ok, { key: "a" });
-        const blob = yield* step("blob", () => counted(runs, ctx.idempotencyKey("blob"), "x".repeat(4000)));
-        yield* elicit("Again?", Ok, { key: "b" });
-        const tail = yield* step("tail", () => counted(runs, ctx.idempotencyKey("tail"), String(blob).length));
-        return `blob ${tail}`;
-      } }),
+      tool({
+        name: "spill",
+        description: "",
+        input: z.object({}),
+        async *run(_i, ctx) {
+          yield* elicit("Start?", Ok, { key: "a" });
+          const blob = yield* step("blob", () => counted(runs, ctx.idempotencyKey("blob"), "x".repeat(4000)));
+          yield* elicit("Again?", Ok, { key: "b" });
+          const tail = yield* step("tail", () => counted(runs, ctx.idempotencyKey("tail"), String(blob).length));
+          return `blob ${tail}`;
+        },
+      }),
   },
   {
     name: "foreground, then a task at runAsTask()",
@@ -88,13 +103,20 @@ export const SHAPES: Shape[] = [
     capabilities: { elicitation: {}, extensions: TASKS },
     answers: { a: yes },
     def: (runs) =>
-      tool({ name: "become", description: "", input: z.object({}), task: "optional", taskFrom: "runAsTask", async *run(_i, ctx) {
-        yield* elicit("Go?", Ok, { key: "a" });
-        const before = yield* step("before", () => counted(runs, ctx.idempotencyKey("before"), 1));
-        yield* runAsTask("working");
-        const after = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), 2));
-        return `before ${before} after ${after}`;
-      } }),
+      tool({
+        name: "become",
+        description: "",
+        input: z.object({}),
+        task: "optional",
+        taskFrom: "runAsTask",
+        async *run(_i, ctx) {
+          yield* elicit("Go?", Ok, { key: "a" });
+          const before = yield* step("before", () => counted(runs, ctx.idempotencyKey("before"), 1));
+          yield* runAsTask("working");
+          const after = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), 2));
+          return `before ${before} after ${after}`;
+        },
+      }),
   },
   {
     name: "a task that parks on an ask and resumes",
@@ -102,13 +124,19 @@ export const SHAPES: Shape[] = [
     capabilities: { elicitation: {}, extensions: TASKS },
     answers: { confirm: yes },
     def: (runs) =>
-      tool({ name: "parks", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-        const draft = yield* step("draft", () => counted(runs, ctx.idempotencyKey("draft"), "D1"));
-        const at = yield* now();
-        const ok = yield* elicit(`Publish ${draft}?`, Ok, { key: "confirm" });
-        const done = yield* step("publish", () => counted(runs, ctx.idempotencyKey("publish"), `${draft}:${ok.action}`));
-        return `${done} ${typeof at}`;
-      } }),
+      tool({
+        name: "parks",
+        description: "",
+        input: z.object({}),
+        task: "required",
+        async *run(_i, ctx) {
+          const draft = yield* step("draft", () => counted(runs, ctx.idempotencyKey("draft"), "D1"));
+          const at = yield* now();
+          const ok = yield* elicit(`Publish ${draft}?`, Ok, { key: "confirm" });
+          const done = yield* step("publish", () => counted(runs, ctx.idempotencyKey("publish"), `${draft}:${ok.action}`));
+          return `${done} ${typeof at}`;
+        },
+      }),
   },
   {
     name: "a task with a patched() branch after a step",
@@ -116,13 +144,19 @@ export const SHAPES: Shape[] = [
     capabilities: { elicitation: {}, extensions: TASKS },
     answers: { confirm: yes },
     def: (runs) =>
-      tool({ name: "patchy", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-        yield* step("prepare", () => counted(runs, ctx.idempotencyKey("prepare"), 1));
-        const v2 = yield* patched("v2");
-        const ok = yield* elicit("Confirm?", Ok, { key: "confirm" });
-        const out = yield* step(v2 ? "new" : "old", () => counted(runs, ctx.idempotencyKey(v2 ? "new" : "old"), v2 ? "new" : "old"));
-        return `${out} ${ok.action}`;
-      } }),
+      tool({
+        name: "patchy",
+        description: "",
+        input: z.object({}),
+        task: "required",
+        async *run(_i, ctx) {
+          yield* step("prepare", () => counted(runs, ctx.idempotencyKey("prepare"), 1));
+          const v2 = yield* patched("v2");
+          const ok = yield* elicit("Confirm?", Ok, { key: "confirm" });
+          const out = yield* step(v2 ? "new" : "old", () => counted(runs, ctx.idempotencyKey(v2 ? "new" : "old"), v2 ? "new" : "old"));
+          return `${out} ${ok.action}`;
+        },
+      }),
   },
   {
     name: "a durable task: a retried step, a sleep, a signal",
@@ -131,19 +165,29 @@ export const SHAPES: Shape[] = [
     answers: {},
     signal: "go",
     def: (runs) =>
-      tool({ name: "durable", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-        // Each attempt counts under its own key: no attempt may run twice.
-        const a = yield* step("flaky", (_s, attempt) => {
-          counted(runs, `${ctx.idempotencyKey("flaky")}#${attempt}`, 0);
-          if (attempt < 2) throw new Error("503");
-          return "A";
-        }, { retry: { attempts: 3, initialMs: 20 } });
-        yield* sleep(30);
-        yield* progress(`signal:${ctx.signalToken("go")}`);
-        const got = yield* waitForSignal("go", z.string(), { timeoutMs: 10_000 });
-        const b = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), "B"));
-        return `${a} ${got.status === "received" ? got.value : "timeout"} ${b}`;
-      } }),
+      tool({
+        name: "durable",
+        description: "",
+        input: z.object({}),
+        task: "required",
+        async *run(_i, ctx) {
+          // Each attempt counts under its own key: no attempt may run twice.
+          const a = yield* step(
+            "flaky",
+            (_s, attempt) => {
+              counted(runs, `${ctx.idempotencyKey("flaky")}#${attempt}`, 0);
+              if (attempt < 2) throw new Error("503");
+              return "A";
+            },
+            { retry: { attempts: 3, initialMs: 20 } },
+          );
+          yield* sleep(30);
+          yield* progress(`signal:${ctx.signalToken("go")}`);
+          const got = yield* waitForSignal("go", z.string(), { timeoutMs: 10_000 });
+          const b = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), "B"));
+          return `${a} ${got.status === "received" ? got.value : "timeout"} ${b}`;
+        },
+      }),
   },
 ];
 
@@ -206,10 +250,15 @@ export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape,
           // A send the store failed may have landed all the same (its write's answer lost): if
           // the task has ended by the next send, whether the value arrived is for the task's
           // result to show — which the suite compares with the fault-free run's.
-          const sent = await attempt(() => runtime.signal(message.slice("signal:".length), shape.signal).catch((e: unknown) => {
-            if (RETRY.has(reasonOf(e) ?? "")) mayHaveLanded = true;
-            throw e;
-          })).then(() => "sent", (e: unknown) => reasonOf(e) ?? String(e));
+          const sent = await attempt(() =>
+            runtime.signal(message.slice("signal:".length), shape.signal).catch((e: unknown) => {
+              if (RETRY.has(reasonOf(e) ?? "")) mayHaveLanded = true;
+              throw e;
+            }),
+          ).then(
+            () => "sent",
+            (e: unknown) => reasonOf(e) ?? String(e),
+          );
           if (sent === "sent" || sent === "signal_used" || (sent === "signal_expired" && mayHaveLanded)) signalled = true;
           else if (sent !== "signal_not_waiting") throw new Error(`the signal was refused: ${sent}`);
         }

@@ -23,7 +23,6 @@ afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-
 async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { kind: FaultKind; at: number }) {
   const inner = await makeStore();
   const store = faultyStore(inner);
@@ -61,34 +60,44 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
 /** The suite on one store: `makeStore` gives a fresh, empty namespace of it each time. */
 export function faultSuite(_name: string, makeStore: () => Promise<Store>): void {
   describe(`fault injection on the ${_name} store`, () => {
-    it.each(SHAPES.map((s) => [s.name, s] as const))("%s: every operation failed in turn, every way", async (_n, shape) => {
-      const clean = await runOnce(makeStore, shape);
-      expect(clean.result.outcome).toHaveProperty("text");
-      expect(clean.operations).toBeGreaterThan(2); // the store is really in the call's path
-      expect([...clean.runs.values()].every((starts) => starts.length === 1)).toBe(true);
-      const violations: string[] = [];
-      let reruns = 0;
-      for (const kind of KINDS) {
-        for (let at = 1; at <= clean.operations; at++) {
-          const run = await runOnce(makeStore, shape, { kind, at });
+    it.each(SHAPES.map((s) => [s.name, s] as const))(
+      "%s: every operation failed in turn, every way",
+      async (_n, shape) => {
+        const clean = await runOnce(makeStore, shape);
+        expect(clean.result.outcome).toHaveProperty("text");
+        expect(clean.operations).toBeGreaterThan(2); // the store is really in the call's path
+        expect([...clean.runs.values()].every((starts) => starts.length === 1)).toBe(true);
+        const violations: string[] = [];
+        let reruns = 0;
+        for (const kind of KINDS) {
+          for (let at = 1; at <= clean.operations; at++) {
+            const run = await runOnce(makeStore, shape, { kind, at });
             const where = `${kind} fault at operation ${at}/${clean.operations} (${run.failed.join(", ") || "not reached"})`;
-          const twice = [...run.runs].filter(([, starts]) => starts.length > 1);
-          // A stalled task run: the step it had started (or finished but not recorded) while its
-          // store stalled may run once more under its key, by the run that took the task over
-          // (on the other instance, or a new run on this one). So the doubled step's first run is
-          // the stalled instance's, begun before its store answered again; a step the stalled run
-          // began after that, beside its successor, is a violation.
-          const stallEnd = (run.stalledAt ?? Infinity) + PAUSE_MS;
-          const first = twice[0]?.[1][0];
-          const inFlight = kind === "pause" && shape.tasks === true && twice.length === 1 && twice[0]![1].length === 2 && first!.by === "owner" && first!.at < stallEnd;
-          if (inFlight) reruns++;
-          else if (twice.length > 0) violations.push(`${where}: ${twice.map(([k, starts]) => `${k} ran ${starts.length} times (${starts.map((s) => `by the ${s.by} ${run.stalledAt === undefined ? "" : `${Math.round(s.at - run.stalledAt)} ms after the stall began`}`).join(", ")})`).join("; ")}`);
-          if (!("text" in run.result.outcome)) violations.push(`${where}: the client was left with ${run.result.outcome.error}`);
-          else if (run.result.outcome.text !== (clean.result.outcome as { text: string }).text) violations.push(`${where}: result ${JSON.stringify(run.result.outcome.text)}, fault-free ${JSON.stringify((clean.result.outcome as { text: string }).text)}`);
+            const twice = [...run.runs].filter(([, starts]) => starts.length > 1);
+            // A stalled task run: the step it had started (or finished but not recorded) while its
+            // store stalled may run once more under its key, by the run that took the task over
+            // (on the other instance, or a new run on this one). So the doubled step's first run is
+            // the stalled instance's, begun before its store answered again; a step the stalled run
+            // began after that, beside its successor, is a violation.
+            const stallEnd = (run.stalledAt ?? Infinity) + PAUSE_MS;
+            const first = twice[0]?.[1][0];
+            const inFlight = kind === "pause" && shape.tasks === true && twice.length === 1 && twice[0]![1].length === 2 && first!.by === "owner" && first!.at < stallEnd;
+            if (inFlight) reruns++;
+            else if (twice.length > 0)
+              violations.push(
+                `${where}: ${twice.map(([k, starts]) => `${k} ran ${starts.length} times (${starts.map((s) => `by the ${s.by} ${run.stalledAt === undefined ? "" : `${Math.round(s.at - run.stalledAt)} ms after the stall began`}`).join(", ")})`).join("; ")}`,
+              );
+            if (!("text" in run.result.outcome)) violations.push(`${where}: the client was left with ${run.result.outcome.error}`);
+            else if (run.result.outcome.text !== (clean.result.outcome as { text: string }).text)
+              violations.push(`${where}: result ${JSON.stringify(run.result.outcome.text)}, fault-free ${JSON.stringify((clean.result.outcome as { text: string }).text)}`);
+          }
         }
-      }
-      console.log(`${_name} / ${shape.name}: ${clean.operations} operations × ${KINDS.length} fault kinds = ${clean.operations * KINDS.length} runs, ${violations.length} violations, ${reruns} in-flight steps run again after a stall`);
-      expect(violations).toEqual([]);
-    }, 300_000);
+        console.log(
+          `${_name} / ${shape.name}: ${clean.operations} operations × ${KINDS.length} fault kinds = ${clean.operations * KINDS.length} runs, ${violations.length} violations, ${reruns} in-flight steps run again after a stall`,
+        );
+        expect(violations).toEqual([]);
+      },
+      300_000,
+    );
   });
 }

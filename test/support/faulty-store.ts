@@ -30,7 +30,9 @@ const OPERATIONS = ["get", "add", "swap", "set", "delete", "incr", "schedule", "
  * through; `arm(plan)` starts counting from 0 and failing by the plan; `disarm()` stops failing.
  * `settled()` resolves once every late operation has landed.
  */
-export function faultyStore(inner: Store): Store & { arm(plan: FaultPlan): void; disarm(): void; readonly count: number; readonly stalledAt: number | undefined; readonly failed: string[]; settled(): Promise<void> } {
+export function faultyStore(
+  inner: Store,
+): Store & { arm(plan: FaultPlan): void; disarm(): void; readonly count: number; readonly stalledAt: number | undefined; readonly failed: string[]; settled(): Promise<void> } {
   let plan: FaultPlan | undefined;
   let count = 0;
   const failed: string[] = [];

@@ -80,5 +80,13 @@ export async function startPrivateRedis(options: { durable?: boolean } = {}): Pr
     await exited;
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, port, stop, restart: async () => { await stop(); await start(); } };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    restart: async () => {
+      await stop();
+      await start();
+    },
+  };
 }

@@ -52,9 +52,10 @@ interface Outcome {
 }
 
 async function conformance(args: string[]): Promise<Outcome> {
-  const { stdout, stderr } = await run(process.execPath, [...cli, ...args], { cwd: root, timeout: 120_000, maxBuffer: 16 << 20 }).catch(
-    (e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? "", stderr: e.stderr ?? "" }),
-  );
+  const { stdout, stderr } = await run(process.execPath, [...cli, ...args], { cwd: root, timeout: 120_000, maxBuffer: 16 << 20 }).catch((e: { stdout?: string; stderr?: string }) => ({
+    stdout: e.stdout ?? "",
+    stderr: e.stderr ?? "",
+  }));
   const output = `${stdout}\n${stderr}`;
   const m = /Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/.exec(output);
   if (!m) return { passed: 0, total: 0, failed: -1, warnings: -1, output };

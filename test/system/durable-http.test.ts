@@ -48,10 +48,11 @@ describe.skipIf(!redisAvailable)("durable fixtures across two processes sharing 
       const forged = await fetch(`${base}${message.slice(base.length, -4)}AAAA`, { method: "POST", body: "{}" });
       expect(forged.status).toBe(404);
 
-      const done = async (taskId: string) => until(async () => {
-        const t = await get(taskId);
-        return t.status === "completed" || t.status === "failed" ? t : undefined;
-      }, 20_000);
+      const done = async (taskId: string) =>
+        until(async () => {
+          const t = await get(taskId);
+          return t.status === "completed" || t.status === "failed" ? t : undefined;
+        }, 20_000);
       expect((await done(reminder)).result!.content[0]!.text).toBe("reminded");
       expect((await done(approval)).result!.content[0]!.text).toContain("approved");
       expect((await done(retrier)).result!.content[0]!.text).toBe("attempts: 3");

@@ -38,7 +38,14 @@ afterAll(async () => {
 
 /** A server's /mcp URL once it answers at all (for workerd, which prints nothing when it listens). */
 async function answering(base: string, started: Started): Promise<string> {
-  await until(async () => (await fetch(`${base}/status`).then((r) => r.ok, () => false)) || undefined, 30_000).catch((e: Error) => {
+  await until(
+    async () =>
+      (await fetch(`${base}/status`).then(
+        (r) => r.ok,
+        () => false,
+      )) || undefined,
+    30_000,
+  ).catch((e: Error) => {
     throw new Error(`${e.message}; it printed:\n${started.output()}`);
   });
   return `${base}/mcp`;
@@ -72,13 +79,17 @@ async function workerdConfig(port: number, nodeCompat: boolean): Promise<string>
 
 const platforms = {
   deno: async (bin: string, port: number) => {
-    const started = await startProcess(bin, ["run", "--conditions", "mcp-yield-source", "--unstable-sloppy-imports", "--allow-net=127.0.0.1", "--allow-env", "--allow-read", "--allow-sys", "examples/edge/deno.ts"], {
-      cwd: root,
-      env: { ...process.env, MCP_YIELD_KEYS: keys, PORT: String(port), NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
-      ready: /at (http:\S+\/mcp)/,
-      timeoutMs: 60_000,
-      what: "deno",
-    });
+    const started = await startProcess(
+      bin,
+      ["run", "--conditions", "mcp-yield-source", "--unstable-sloppy-imports", "--allow-net=127.0.0.1", "--allow-env", "--allow-read", "--allow-sys", "examples/edge/deno.ts"],
+      {
+        cwd: root,
+        env: { ...process.env, MCP_YIELD_KEYS: keys, PORT: String(port), NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+        ready: /at (http:\S+\/mcp)/,
+        timeoutMs: 60_000,
+        what: "deno",
+      },
+    );
     return { started, url: started.match[1]! };
   },
   bun: async (bin: string, port: number) => {
@@ -119,9 +130,15 @@ describe.each(Object.keys(platforms) as Array<keyof typeof platforms>)("the edge
     const status = (await (await fetch(server!.url.replace(/\/mcp$/, "/status"))).json()) as { crypto: string };
     expect(status.crypto).toBe(expectedCrypto(platform));
     const rounds: number[] = [];
-    const result = await callWithInput<{ content: Array<{ type: string; text?: string }> }>(createFetchSender(server!.url, { capabilities: { elicitation: {} } }), "tools/call", { name: "plan_trip", arguments: {} }, handlers, {
-      onRound: (r) => rounds.push(r.round),
-    });
+    const result = await callWithInput<{ content: Array<{ type: string; text?: string }> }>(
+      createFetchSender(server!.url, { capabilities: { elicitation: {} } }),
+      "tools/call",
+      { name: "plan_trip", arguments: {} },
+      handlers,
+      {
+        onRound: (r) => rounds.push(r.round),
+      },
+    );
     expect(textOf(result, " ")).toBe("Trip planned: Ada is going to Kyoto.");
     expect(rounds).toEqual([1, 2, 3]);
   });
@@ -147,7 +164,9 @@ describe.each(Object.keys(platforms) as Array<keyof typeof platforms>)("the edge
     if (skipped) skip();
     const send = createFetchSender(server!.url, { capabilities: { elicitation: {} } });
     const first = (await send("tools/call", { name: "plan_trip", arguments: {} })) as { requestState: string };
-    await expect(send("tools/call", { name: "plan_trip", arguments: {}, requestState: `${first.requestState}x`, inputResponses: { name: { action: "accept", content: { name: "Ada" } } } })).rejects.toMatchObject({
+    await expect(
+      send("tools/call", { name: "plan_trip", arguments: {}, requestState: `${first.requestState}x`, inputResponses: { name: { action: "accept", content: { name: "Ada" } } } }),
+    ).rejects.toMatchObject({
       reason: "rpc_error",
       rpc: { code: -32602, data: { reason: "bad_signature" } },
     });

@@ -45,11 +45,18 @@ async function toThirdAsk(send: ReturnType<typeof serve>, calls: number): Promis
   for (let done = 0; done < calls; done += 20) {
     await Promise.all(
       Array.from({ length: Math.min(20, calls - done) }, () =>
-        callWithInput(send, "tools/call", { name: "plan_trip", arguments: {} }, { elicit: (_p, { key }) => {
-          // The third ask is never answered: stop there, leaving the call suspended.
-          if (!(key in answers)) throw new Error("stop");
-          return { action: "accept", content: answers[key] };
-        } }).catch((e: Error) => expect(e.message).toMatch(/stop/)),
+        callWithInput(
+          send,
+          "tools/call",
+          { name: "plan_trip", arguments: {} },
+          {
+            elicit: (_p, { key }) => {
+              // The third ask is never answered: stop there, leaving the call suspended.
+              if (!(key in answers)) throw new Error("stop");
+              return { action: "accept", content: answers[key] };
+            },
+          },
+        ).catch((e: Error) => expect(e.message).toMatch(/stop/)),
       ),
     );
   }
@@ -79,10 +86,16 @@ describe.skipIf(!redisAvailable)("sleeping tasks", () => {
     const prefix = testPrefix("memory-sleep");
     const store = await createRedisStore({ url: REDIS_URL, prefix });
     const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs: 1000, maxPerPrincipal: 10_000 } });
-    const nap = tool({ name: "nap", description: "", input: z.object({ n: z.number() }), task: "required", async *run({ n }) {
-      yield* sleep(30 * 60_000);
-      return `woke ${n}`;
-    } });
+    const nap = tool({
+      name: "nap",
+      description: "",
+      input: z.object({ n: z.number() }),
+      task: "required",
+      async *run({ n }) {
+        yield* sleep(30 * 60_000);
+        return `woke ${n}`;
+      },
+    });
     runtime.define([nap]); // the instance's one sweeper starts here
     const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
     const startAll = async (from: number, count: number) => {

@@ -92,8 +92,24 @@ export const check: Promise<unknown> = simulate(bookFlight, { destination: "x" }
 `,
   // The SDK's own declarations need Node's types; ours need none (the bundler project has none).
   // exactOptionalPropertyTypes: the strictest setting a user's project may have.
-  "tsconfig.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, outDir: "build", rootDir: "src", types: ["node"] }, files: ["src/esm.mts", "src/cjs.cts", "src/server.mts", "src/readme/serve.mts"] }),
-  "tsconfig.bundler.json": JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext", moduleResolution: "bundler", strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, noEmit: true, types: [] }, files: ["src/bundler.ts"] }),
+  "tsconfig.json": JSON.stringify({
+    compilerOptions: {
+      target: "es2022",
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      skipLibCheck: false,
+      outDir: "build",
+      rootDir: "src",
+      types: ["node"],
+    },
+    files: ["src/esm.mts", "src/cjs.cts", "src/server.mts", "src/readme/serve.mts"],
+  }),
+  "tsconfig.bundler.json": JSON.stringify({
+    compilerOptions: { target: "es2022", module: "esnext", moduleResolution: "bundler", strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, noEmit: true, types: [] },
+    files: ["src/bundler.ts"],
+  }),
 };
 
 beforeAll(async () => {
@@ -113,7 +129,22 @@ beforeAll(async () => {
     await writeFile(join(dir, name), text);
   }
   // pg at the lowest version the optional peer range allows: the installed CLI's tasks commands load it.
-  await run("npm", ["install", "--no-audit", "--no-fund", join(dir, tarball), `zod@${LOWEST_ZOD}`, "@modelcontextprotocol/server@2.4.0", "@modelcontextprotocol/node@2.1.2", "typescript@5.9.3", "@types/node@20", `pg@${LOWEST_PG}`], { cwd: dir, timeout: 240_000 });
+  await run(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      join(dir, tarball),
+      `zod@${LOWEST_ZOD}`,
+      "@modelcontextprotocol/server@2.4.0",
+      "@modelcontextprotocol/node@2.1.2",
+      "typescript@5.9.3",
+      "@types/node@20",
+      `pg@${LOWEST_PG}`,
+    ],
+    { cwd: dir, timeout: 240_000 },
+  );
 }, 300_000);
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -132,12 +163,22 @@ describe("the packed package in a fresh strict TypeScript project", () => {
     expect(shipped).toEqual(expect.arrayContaining(["dist", "LICENSE", "README.md", "package.json"]));
   });
 
-  it.each([["TypeScript 7", () => tsc7], ["TypeScript 5.9", tsc5]])("type-checks NodeNext (ESM and CommonJS) and bundler resolution with %s", async (_name, tsc) => {
-    for (const project of ["tsconfig.json", "tsconfig.bundler.json"]) {
-      const out = await run(process.execPath, [tsc(), "-p", project, "--noEmit"], { cwd: dir }).then(() => "", (e: { stdout: string }) => e.stdout);
-      expect(out, project).toBe("");
-    }
-  }, 120_000);
+  it.each([
+    ["TypeScript 7", () => tsc7],
+    ["TypeScript 5.9", tsc5],
+  ])(
+    "type-checks NodeNext (ESM and CommonJS) and bundler resolution with %s",
+    async (_name, tsc) => {
+      for (const project of ["tsconfig.json", "tsconfig.bundler.json"]) {
+        const out = await run(process.execPath, [tsc(), "-p", project, "--noEmit"], { cwd: dir }).then(
+          () => "",
+          (e: { stdout: string }) => e.stdout,
+        );
+        expect(out, project).toBe("");
+      }
+    },
+    120_000,
+  );
 
   it("the CLI works as installed: npx mcp-yield keygen and inspect, through npm's bin symlink", async () => {
     const npx = (args: string[], env: Record<string, string> = {}) => run("npx", ["--no-install", "mcp-yield", ...args], { cwd: dir, env: { ...process.env, ...env }, timeout: 60_000 });
@@ -146,9 +187,14 @@ describe("the packed package in a fresh strict TypeScript project", () => {
     const { stdout: again } = await npx(["keygen"]);
     expect(again.split(":")[0]).not.toBe(ring.split(":")[0]); // two keys the same day: two ids
     // A real round's state, made with that key ring, opened by the installed CLI.
-    const ask = defineTool({ name: "ask", description: "", input: z.object({}), async *run() {
-      return (yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" })).action;
-    } });
+    const ask = defineTool({
+      name: "ask",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        return (yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" })).action;
+      },
+    });
     const runtime = createRuntime({ state: { keys: parseKeyRing(ring.trim()) } });
     const first = (await runtime.callTool(ask, { name: "ask", arguments: {} }, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
     const { stdout: report } = await npx(["inspect", first.requestState, "--json"], { MCP_YIELD_KEYS: ring.trim() });
@@ -158,31 +204,45 @@ describe("the packed package in a fresh strict TypeScript project", () => {
     expect(JSON.parse(fixture)).toMatchObject({ format: "mcp-yield/journal-fixture", tool: "ask", end: { at: "ask" } });
   }, 120_000);
 
-  it.skipIf(!postgresAvailable)(`npx mcp-yield tasks list and show on PostgreSQL, with pg ${LOWEST_PG} (the optional peer) installed`, async () => {
-    const schema = testSchema("package");
-    const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema });
-    const runtime = createRuntime({ state: { keys: parseKeyRing("p:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") }, store, onError: () => {} });
-    try {
-      const wait = defineTool({ name: "wait", description: "", input: z.object({}), task: "required", async *run() {
-        return (yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" })).action;
-      } });
-      runtime.define([wait]);
-      const { taskId } = (await runtime.callTool(wait, { name: "wait", arguments: {} }, { clientCapabilities: { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } } })) as { taskId: string };
-      const flags = ["--postgres", POSTGRES_URL, "--postgres-schema", schema];
-      const listed = await run("npx", ["--no-install", "mcp-yield", "tasks", "list", "--json", ...flags], { cwd: dir, timeout: 60_000 });
-      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ taskId, tool: "wait" })]);
-      const shown = await run("npx", ["--no-install", "mcp-yield", "tasks", "show", taskId, ...flags], { cwd: dir, timeout: 60_000 });
-      expect(shown.stdout).toContain(`task ${taskId}: `);
-    } finally {
-      await runtime.close();
-      await store.close();
-      await dropSchema(schema);
-    }
-  }, 120_000);
+  it.skipIf(!postgresAvailable)(
+    `npx mcp-yield tasks list and show on PostgreSQL, with pg ${LOWEST_PG} (the optional peer) installed`,
+    async () => {
+      const schema = testSchema("package");
+      const store = await createPostgresStore({ connectionString: POSTGRES_URL, schema });
+      const runtime = createRuntime({ state: { keys: parseKeyRing("p:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") }, store, onError: () => {} });
+      try {
+        const wait = defineTool({
+          name: "wait",
+          description: "",
+          input: z.object({}),
+          task: "required",
+          async *run() {
+            return (yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" })).action;
+          },
+        });
+        runtime.define([wait]);
+        const { taskId } = (await runtime.callTool(wait, { name: "wait", arguments: {} }, { clientCapabilities: { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } } })) as {
+          taskId: string;
+        };
+        const flags = ["--postgres", POSTGRES_URL, "--postgres-schema", schema];
+        const listed = await run("npx", ["--no-install", "mcp-yield", "tasks", "list", "--json", ...flags], { cwd: dir, timeout: 60_000 });
+        expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ taskId, tool: "wait" })]);
+        const shown = await run("npx", ["--no-install", "mcp-yield", "tasks", "show", taskId, ...flags], { cwd: dir, timeout: 60_000 });
+        expect(shown.stdout).toContain(`task ${taskId}: `);
+      } finally {
+        await runtime.close();
+        await store.close();
+        await dropSchema(schema);
+      }
+    },
+    120_000,
+  );
 
   it("runs: ESM, CommonJS (require of the ESM package) and through the SDK", async () => {
     await run(process.execPath, [tsc7, "-p", "tsconfig.json"], { cwd: dir });
-    const outputs = await Promise.all(["build/esm.mjs", "build/cjs.cjs", "build/server.mjs"].map(async (f) => JSON.parse((await run(process.execPath, [f], { cwd: dir })).stdout) as Record<string, unknown>));
+    const outputs = await Promise.all(
+      ["build/esm.mjs", "build/cjs.cjs", "build/server.mjs"].map(async (f) => JSON.parse((await run(process.execPath, [f], { cwd: dir })).stdout) as Record<string, unknown>),
+    );
     expect(outputs).toEqual([
       { esm: '{"booked":true,"destination":"Lisbon"}', structured: { booked: true, destination: "Lisbon" } },
       { cjs: { booked: true, destination: "Rome" } },

@@ -22,17 +22,24 @@ interface Made {
 }
 function instance(store: Store, options: { clock?: () => number; leaseMs?: number } = {}): Made {
   const errors: unknown[] = [];
-  const runtime = createRuntime({ state: { keys, ...(options.clock ? { clock: options.clock } : {}) }, store, ...(options.clock ? { clock: options.clock } : {}), onError: (e) => errors.push(e), tasks: { leaseMs: options.leaseMs ?? 400, sweepMs: 20, pollIntervalMs: 100 } });
+  const runtime = createRuntime({
+    state: { keys, ...(options.clock ? { clock: options.clock } : {}) },
+    store,
+    ...(options.clock ? { clock: options.clock } : {}),
+    onError: (e) => errors.push(e),
+    tasks: { leaseMs: options.leaseMs ?? 400, sweepMs: 20, pollIntervalMs: 100 },
+  });
   open.push(runtime);
   return { runtime, errors };
 }
 
 type Task = { status: string; statusMessage?: string; result?: { content: Array<{ text: string }>; isError?: boolean } };
 const get = async (r: Runtime, taskId: string) => (await r.getTask({ taskId }, info)) as unknown as Task;
-const settled = (r: Runtime, taskId: string) => until(async () => {
-  const t = await get(r, taskId);
-  return ["completed", "failed", "cancelled"].includes(t.status) ? t : undefined;
-});
+const settled = (r: Runtime, taskId: string) =>
+  until(async () => {
+    const t = await get(r, taskId);
+    return ["completed", "failed", "cancelled"].includes(t.status) ? t : undefined;
+  });
 const start = async (r: Runtime, def: Parameters<Runtime["callTool"]>[0], args: Record<string, unknown> = {}) =>
   ((await r.callTool(def, { name: def.name, arguments: args }, info)) as { taskId: string }).taskId;
 
@@ -43,11 +50,17 @@ describe("sleep", () => {
     const store = createMemoryStore({ clock });
     const { runtime } = instance(store, { clock });
     const woke: number[] = [];
-    const nap = tool({ name: "nap", description: "", input: z.object({ ms: z.number() }), task: "required", async *run({ ms }) {
-      yield* sleep(ms);
-      woke.push(now);
-      return "reminded";
-    } });
+    const nap = tool({
+      name: "nap",
+      description: "",
+      input: z.object({ ms: z.number() }),
+      task: "required",
+      async *run({ ms }) {
+        yield* sleep(ms);
+        woke.push(now);
+        return "reminded";
+      },
+    });
     runtime.define([nap]);
     const taskId = await start(runtime, nap, { ms: 1_800_000 });
     await until(async () => (JSON.parse((await store.get(`task:${taskId}`))!).wake !== undefined ? true : undefined));
@@ -67,10 +80,16 @@ describe("sleep", () => {
 
   it("a sleep past the task's lifetime ends the task as an author failure, saying so (it would expire asleep)", async () => {
     const { runtime, errors } = instance(createMemoryStore());
-    const nap = tool({ name: "toolong", description: "", input: z.object({}), task: "required", async *run() {
-      yield* sleep(2 * 3_600_000);
-      return "never";
-    } });
+    const nap = tool({
+      name: "toolong",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        yield* sleep(2 * 3_600_000);
+        return "never";
+      },
+    });
     runtime.define([nap]);
     const done = await settled(runtime, await start(runtime, nap));
     expect(done.result!.isError).toBe(true);
@@ -80,14 +99,20 @@ describe("sleep", () => {
   it("sleep(0) and a Date in the past go straight on; a sleep already waited is not waited again on replay", async () => {
     const store = createMemoryStore();
     const { runtime } = instance(store);
-    const nap = tool({ name: "nap0", description: "", input: z.object({}), task: "required", async *run() {
-      yield* sleep(0);
-      yield* sleep(new Date(0));
-      const a = yield* step("a", () => 1);
-      yield* sleep(50);
-      const b = yield* step("b", () => 2);
-      return `${a + b}`;
-    } });
+    const nap = tool({
+      name: "nap0",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        yield* sleep(0);
+        yield* sleep(new Date(0));
+        const a = yield* step("a", () => 1);
+        yield* sleep(50);
+        const b = yield* step("b", () => 2);
+        return `${a + b}`;
+      },
+    });
     runtime.define([nap]);
     const done = await settled(runtime, await start(runtime, nap));
     expect(done.result!.content[0]!.text).toBe("3");
@@ -95,10 +120,15 @@ describe("sleep", () => {
 
   it("in a foreground call sleep() is an author error: an isError result, onError names it", async () => {
     const { runtime, errors } = instance(createMemoryStore());
-    const fg = tool({ name: "fg", description: "", input: z.object({}), async *run() {
-      yield* sleep(10);
-      return "never";
-    } });
+    const fg = tool({
+      name: "fg",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        yield* sleep(10);
+        return "never";
+      },
+    });
     const result = (await runtime.callTool(fg, { name: "fg", arguments: {} }, { clientCapabilities: {} })) as { isError?: boolean };
     expect(result.isError).toBe(true);
     expect(String((errors[0] as Error).message)).toContain("sleep() waits only inside a task");
@@ -112,10 +142,16 @@ describe("sleep", () => {
 
   it("cancelling a sleeping task ends it at once (nobody runs it)", async () => {
     const { runtime } = instance(createMemoryStore());
-    const nap = tool({ name: "napc", description: "", input: z.object({}), task: "required", async *run() {
-      yield* sleep(1_800_000);
-      return "never";
-    } });
+    const nap = tool({
+      name: "napc",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        yield* sleep(1_800_000);
+        return "never";
+      },
+    });
     runtime.define([nap]);
     const taskId = await start(runtime, nap);
     await until(async () => ((await get(runtime, taskId)).status === "working" ? true : undefined));
@@ -129,14 +165,24 @@ describe("step retries", () => {
   it("a step that fails twice then succeeds: three attempts, one idempotency key, durable delays between them", async () => {
     const { runtime, errors } = instance(createMemoryStore());
     const attempts: string[] = [];
-    const flaky = tool({ name: "flaky", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      const body = yield* step("fetch", () => {
-        attempts.push(ctx.idempotencyKey("fetch"));
-        if (attempts.length < 3) throw new Error(`503 on attempt ${attempts.length}`);
-        return "body";
-      }, { retry: { attempts: 5, initialMs: 20, factor: 2 } });
-      return `${body} after attempts: ${attempts.length}`;
-    } });
+    const flaky = tool({
+      name: "flaky",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        const body = yield* step(
+          "fetch",
+          () => {
+            attempts.push(ctx.idempotencyKey("fetch"));
+            if (attempts.length < 3) throw new Error(`503 on attempt ${attempts.length}`);
+            return "body";
+          },
+          { retry: { attempts: 5, initialMs: 20, factor: 2 } },
+        );
+        return `${body} after attempts: ${attempts.length}`;
+      },
+    });
     runtime.define([flaky]);
     const done = await settled(runtime, await start(runtime, flaky));
     expect(done.result!.content[0]!.text).toBe("body after attempts: 3");
@@ -147,13 +193,23 @@ describe("step retries", () => {
   it("NonRetryableError stops at once; exhausted attempts end the call with the last error (isError, onError)", async () => {
     const { runtime, errors } = instance(createMemoryStore());
     let tries = 0;
-    const stop = tool({ name: "stop", description: "", input: z.object({ fatal: z.boolean() }), task: "required", async *run({ fatal }) {
-      yield* step("call", () => {
-        tries++;
-        throw fatal ? new NonRetryableError("card declined") : new Error("timeout");
-      }, { retry: { attempts: 3, initialMs: 5 } });
-      return "never";
-    } });
+    const stop = tool({
+      name: "stop",
+      description: "",
+      input: z.object({ fatal: z.boolean() }),
+      task: "required",
+      async *run({ fatal }) {
+        yield* step(
+          "call",
+          () => {
+            tries++;
+            throw fatal ? new NonRetryableError("card declined") : new Error("timeout");
+          },
+          { retry: { attempts: 3, initialMs: 5 } },
+        );
+        return "never";
+      },
+    });
     runtime.define([stop]);
     const fatal = await settled(runtime, await start(runtime, stop, { fatal: true }));
     expect(fatal.result!.isError).toBe(true);
@@ -169,14 +225,24 @@ describe("step retries", () => {
   it("retryIf decides on the real error, once; its answer is recorded", async () => {
     const { runtime } = instance(createMemoryStore());
     let tries = 0;
-    const picky = tool({ name: "picky", description: "", input: z.object({}), task: "required", async *run() {
-      return yield* step("call", () => {
-        tries++;
-        if (tries === 1) throw Object.assign(new Error("retry me"), { status: 503 });
-        if (tries === 2) throw Object.assign(new Error("do not"), { status: 400 });
-        return "never";
-      }, { retry: { attempts: 5, initialMs: 5, retryIf: (e) => (e as { status?: number }).status === 503 } });
-    } });
+    const picky = tool({
+      name: "picky",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        return yield* step(
+          "call",
+          () => {
+            tries++;
+            if (tries === 1) throw Object.assign(new Error("retry me"), { status: 503 });
+            if (tries === 2) throw Object.assign(new Error("do not"), { status: 400 });
+            return "never";
+          },
+          { retry: { attempts: 5, initialMs: 5, retryIf: (e) => (e as { status?: number }).status === 503 } },
+        );
+      },
+    });
     runtime.define([picky]);
     const done = await settled(runtime, await start(runtime, picky));
     expect(done.result!.isError).toBe(true);
@@ -197,11 +263,17 @@ describe("progress", () => {
     const { runtime } = instance(createMemoryStore());
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const work = tool({ name: "work", description: "", input: z.object({}), task: "required", async *run() {
-      yield* progress("Indexing", { done: 3, total: 10 });
-      yield* step("wait", () => gate);
-      return "ok";
-    } });
+    const work = tool({
+      name: "work",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        yield* progress("Indexing", { done: 3, total: 10 });
+        yield* step("wait", () => gate);
+        return "ok";
+      },
+    });
     runtime.define([work]);
     const taskId = await start(runtime, work);
     const seen = await until(async () => {
@@ -225,12 +297,18 @@ describe.skipIf(!redisAvailable)("durable primitives across instances on Redis",
 
   it("a task asleep when its instance dies is woken by another instance's sweeper", async () => {
     const ran: string[] = [];
-    const nap = tool({ name: "nap-r", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      yield* step("before", () => ran.push(`before ${ctx.idempotencyKey("x")}`));
-      yield* sleep(300);
-      yield* step("after", () => ran.push("after"));
-      return "reminded";
-    } });
+    const nap = tool({
+      name: "nap-r",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        yield* step("before", () => ran.push(`before ${ctx.idempotencyKey("x")}`));
+        yield* sleep(300);
+        yield* step("after", () => ran.push("after"));
+        return "reminded";
+      },
+    });
     const a = await redisInstance();
     const b = await redisInstance();
     a.runtime.define([nap]);
@@ -248,16 +326,26 @@ describe.skipIf(!redisAvailable)("durable primitives across instances on Redis",
 
   it("retries survive a takeover between attempts; progress is seen from every instance", async () => {
     const attempts: string[] = [];
-    const flaky = tool({ name: "flaky-r", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      yield* progress("fetching");
-      const body = yield* step("fetch", () => {
-        attempts.push(ctx.idempotencyKey("fetch"));
-        if (attempts.length < 3) throw new Error("503");
-        return "body";
-      }, { retry: { attempts: 4, initialMs: 200, factor: 1 } });
-      yield* progress("fetched");
-      return `${body} attempts: ${attempts.length}`;
-    } });
+    const flaky = tool({
+      name: "flaky-r",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        yield* progress("fetching");
+        const body = yield* step(
+          "fetch",
+          () => {
+            attempts.push(ctx.idempotencyKey("fetch"));
+            if (attempts.length < 3) throw new Error("503");
+            return "body";
+          },
+          { retry: { attempts: 4, initialMs: 200, factor: 1 } },
+        );
+        yield* progress("fetched");
+        return `${body} attempts: ${attempts.length}`;
+      },
+    });
     const a = await redisInstance();
     const b = await redisInstance();
     for (const x of [a, b]) x.runtime.define([flaky]);
@@ -276,19 +364,29 @@ describe("exact on every path", () => {
   it("a task with an ask, a retried step, a sleep and a signal gives the same result resumed on one instance and replayed on another", async () => {
     const runs = new Map<string, number>();
     const count = (key: string) => runs.set(key, (runs.get(key) ?? 0) + 1);
-    const mixed = tool({ name: "mixed", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      const id = yield* step("id", () => (count(`${ctx.idempotencyKey("id")}`), "X"));
-      const ok = yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" });
-      const fetched = yield* step("fetch", (_s, attempt) => {
-        count(`${ctx.idempotencyKey("fetch")}#${attempt}`);
-        if (attempt < 2) throw new Error("503");
-        return attempt;
-      }, { retry: { attempts: 3, initialMs: 10 } });
-      yield* sleep(20);
-      yield* progress(ctx.signalToken("go"));
-      const got = yield* waitForSignal("go", z.number());
-      return `${id} ${ok.action} ${fetched} ${got.status === "received" ? got.value : "-"}`;
-    } });
+    const mixed = tool({
+      name: "mixed",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        const id = yield* step("id", () => (count(`${ctx.idempotencyKey("id")}`), "X"));
+        const ok = yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" });
+        const fetched = yield* step(
+          "fetch",
+          (_s, attempt) => {
+            count(`${ctx.idempotencyKey("fetch")}#${attempt}`);
+            if (attempt < 2) throw new Error("503");
+            return attempt;
+          },
+          { retry: { attempts: 3, initialMs: 10 } },
+        );
+        yield* sleep(20);
+        yield* progress(ctx.signalToken("go"));
+        const got = yield* waitForSignal("go", z.number());
+        return `${id} ${ok.action} ${fetched} ${got.status === "received" ? got.value : "-"}`;
+      },
+    });
     const store = createMemoryStore();
     const a = instance(store).runtime;
     const b = instance(store).runtime;

@@ -44,15 +44,21 @@ describe.skipIf(!redisAvailable)("leases judged on the store's clock (Redis TIME
 
   it("an owner whose clock is an hour behind keeps its task while it lives: a successor an hour ahead does not take it", async () => {
     const runs: string[] = [];
-    const job = tool({ name: "slow", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      // Three leases long, the owner alive and renewing throughout.
-      yield* step("work", async () => {
-        runs.push(ctx.idempotencyKey("work"));
-        await new Promise((r) => setTimeout(r, 900));
-        return "done";
-      });
-      return "ok";
-    } });
+    const job = tool({
+      name: "slow",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        // Three leases long, the owner alive and renewing throughout.
+        yield* step("work", async () => {
+          runs.push(ctx.idempotencyKey("work"));
+          await new Promise((r) => setTimeout(r, 900));
+          return "done";
+        });
+        return "ok";
+      },
+    });
     const behind = instance((await redis()).store, () => Date.now() - HOUR, 300);
     const ahead = instance((await redis()).store, () => Date.now() + HOUR, 300);
     ahead.define([job]);
@@ -71,14 +77,20 @@ describe.skipIf(!redisAvailable)("leases judged on the store's clock (Redis TIME
   it("an owner whose clock is an hour ahead dies: a successor an hour behind takes the task over within the lease", async () => {
     const runs: string[] = [];
     let hang = true;
-    const job = tool({ name: "dies", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      yield* step("work", async () => {
-        runs.push(ctx.idempotencyKey("work"));
-        if (hang) await new Promise(() => {});
-        return "done";
-      });
-      return "ok";
-    } });
+    const job = tool({
+      name: "dies",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        yield* step("work", async () => {
+          runs.push(ctx.idempotencyKey("work"));
+          if (hang) await new Promise(() => {});
+          return "done";
+        });
+        return "ok";
+      },
+    });
     const first = await redis();
     const ahead = instance(first.store, () => Date.now() + HOUR, 300);
     const behind = instance((await redis()).store, () => Date.now() - HOUR, 300);
@@ -100,14 +112,19 @@ describe.skipIf(!redisAvailable)("leases judged on the store's clock (Redis TIME
 
   it("a round's claim (single use) written by a machine an hour behind is not taken for a dead one by a machine an hour ahead", async () => {
     const runs: string[] = [];
-    const pay = tool({ name: "pay", description: "", input: z.object({}), async *run(_i, ctx) {
-      yield* elicit("Pay?", z.object({ ok: z.boolean() }), { key: "ok" });
-      yield* step("charge", async () => {
-        runs.push(ctx.idempotencyKey("charge"));
-        await new Promise((r) => setTimeout(r, 400));
-      });
-      return "paid";
-    } });
+    const pay = tool({
+      name: "pay",
+      description: "",
+      input: z.object({}),
+      async *run(_i, ctx) {
+        yield* elicit("Pay?", z.object({ ok: z.boolean() }), { key: "ok" });
+        yield* step("charge", async () => {
+          runs.push(ctx.idempotencyKey("charge"));
+          await new Promise((r) => setTimeout(r, 400));
+        });
+        return "paid";
+      },
+    });
     const caps = { clientCapabilities: { elicitation: {} } };
     const behind = createRuntime({ state: { keys }, store: (await redis()).store, clock: () => Date.now() - HOUR, onError: () => {} });
     const ahead = createRuntime({ state: { keys }, store: (await redis()).store, clock: () => Date.now() + HOUR, onError: () => {} });
@@ -138,21 +155,27 @@ describe("a run that stalled past its lease", () => {
     let stalled = false;
     let taskId = "";
     const make = (self: "a" | "b") =>
-      tool({ name: "stall", description: "", input: z.object({}), task: "required", async *run() {
-        yield* step("first", () => (ran.push(["first", self]), 1));
-        if (!stalled) {
-          stalled = true;
-          await until(async () => (taskId !== "" ? true : undefined));
-          const runOf = async () => (JSON.parse((await shared.get(`task:${taskId}`))!) as { lease?: { run?: string } }).lease?.run;
-          const mine = await runOf();
-          skew += 2 * leaseMs;
-          // The successor finds the lease run out and takes the task over meanwhile.
-          await b.getTask({ taskId }, info);
-          await until(async () => ((await runOf()) !== mine ? true : undefined));
-        }
-        yield* step("second", () => (ran.push(["second", self]), 2));
-        return "ok";
-      } });
+      tool({
+        name: "stall",
+        description: "",
+        input: z.object({}),
+        task: "required",
+        async *run() {
+          yield* step("first", () => (ran.push(["first", self]), 1));
+          if (!stalled) {
+            stalled = true;
+            await until(async () => (taskId !== "" ? true : undefined));
+            const runOf = async () => (JSON.parse((await shared.get(`task:${taskId}`))!) as { lease?: { run?: string } }).lease?.run;
+            const mine = await runOf();
+            skew += 2 * leaseMs;
+            // The successor finds the lease run out and takes the task over meanwhile.
+            await b.getTask({ taskId }, info);
+            await until(async () => ((await runOf()) !== mine ? true : undefined));
+          }
+          yield* step("second", () => (ran.push(["second", self]), 2));
+          return "ok";
+        },
+      });
     a.define([make("a")]);
     b.define([make("b")]);
     const started = (await a.callTool(make("a"), { name: "stall", arguments: {} }, info)) as { taskId: string };
@@ -165,6 +188,9 @@ describe("a run that stalled past its lease", () => {
     await b.idle();
     expect(done.result!.content[0]!.text).toBe("ok");
     // "first" was recorded by the owner before it stalled: the successor replays it.
-    expect(ran).toEqual([["first", "a"], ["second", "b"]]);
+    expect(ran).toEqual([
+      ["first", "a"],
+      ["second", "b"],
+    ]);
   });
 });

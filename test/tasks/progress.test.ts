@@ -13,12 +13,17 @@ const keys = [testKey("p", 41)];
 
 describe("progress in a foreground call", () => {
   it("becomes notifications/progress for the official client's onprogress, not repeated by later rounds", async () => {
-    const work = tool({ name: "work", description: "", input: z.object({}), async *run() {
-      yield* progress("Reading", { done: 1, total: 3 });
-      const ok = yield* elicit("Go on?", z.object({ ok: z.boolean() }), { key: "go" });
-      yield* progress("Writing", { done: 2, total: 3 });
-      return ok.action;
-    } });
+    const work = tool({
+      name: "work",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        yield* progress("Reading", { done: 1, total: 3 });
+        const ok = yield* elicit("Go on?", z.object({ ok: z.boolean() }), { key: "go" });
+        yield* progress("Writing", { done: 2, total: 3 });
+        return ok.action;
+      },
+    });
     const runtime = createRuntime({ state: { keys }, liveCalls: 0, onError: () => {} });
     const handler = createMcpHandler(() => {
       const server = new McpServer({ name: "progress", version: "1.0.0" });

@@ -21,26 +21,40 @@ const open = closedAfterEach(prefix);
 function instance(store: Store, options: { clock?: () => number; keyRing?: typeof keys } = {}) {
   const errors: unknown[] = [];
   const clock = options.clock;
-  const runtime = createRuntime({ state: { keys: options.keyRing ?? keys, ...(clock ? { clock } : {}) }, store, ...(clock ? { clock } : {}), signals: { baseUrl: BASE }, onError: (e) => errors.push(e), tasks: { leaseMs: 400, sweepMs: 20 } });
+  const runtime = createRuntime({
+    state: { keys: options.keyRing ?? keys, ...(clock ? { clock } : {}) },
+    store,
+    ...(clock ? { clock } : {}),
+    signals: { baseUrl: BASE },
+    onError: (e) => errors.push(e),
+    tasks: { leaseMs: 400, sweepMs: 20 },
+  });
   open.push(runtime);
   return { runtime, errors };
 }
 
 const Approval = z.object({ approved: z.boolean() });
-const approval = tool({ name: "approve", description: "", input: z.object({ timeoutMs: z.number().optional() }), task: "required", async *run({ timeoutMs }, ctx) {
-  yield* step("draft", () => "D1");
-  yield* progress(`Approve at ${ctx.signalUrl("approval")}`);
-  const got = yield* waitForSignal("approval", Approval, timeoutMs === undefined ? {} : { timeoutMs });
-  if (got.status === "timeout") return "timed out";
-  return got.value.approved ? "approved" : "rejected";
-} });
+const approval = tool({
+  name: "approve",
+  description: "",
+  input: z.object({ timeoutMs: z.number().optional() }),
+  task: "required",
+  async *run({ timeoutMs }, ctx) {
+    yield* step("draft", () => "D1");
+    yield* progress(`Approve at ${ctx.signalUrl("approval")}`);
+    const got = yield* waitForSignal("approval", Approval, timeoutMs === undefined ? {} : { timeoutMs });
+    if (got.status === "timeout") return "timed out";
+    return got.value.approved ? "approved" : "rejected";
+  },
+});
 
 type Task = { status: string; statusMessage?: string; result?: { content: Array<{ text: string }>; isError?: boolean } };
 const get = async (r: Runtime, taskId: string) => (await r.getTask({ taskId }, info)) as unknown as Task;
-const settled = (r: Runtime, taskId: string) => until(async () => {
-  const t = await get(r, taskId);
-  return ["completed", "failed", "cancelled"].includes(t.status) ? t : undefined;
-});
+const settled = (r: Runtime, taskId: string) =>
+  until(async () => {
+    const t = await get(r, taskId);
+    return ["completed", "failed", "cancelled"].includes(t.status) ? t : undefined;
+  });
 /** Start the approval task and wait until it is parked on the signal; its URL and token. */
 async function waiting(runtime: Runtime, store: Store, args: Record<string, unknown> = {}) {
   const { taskId } = (await runtime.callTool(approval, { name: "approve", arguments: args }, info)) as { taskId: string };
@@ -115,13 +129,19 @@ describe("signals", () => {
     expect(reason(await other.runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("signal_invalid_token");
 
     // Two waits on one name: each has its own token; the first cannot open the second.
-    const twice = tool({ name: "twice", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      yield* progress(ctx.signalToken("go"));
-      yield* waitForSignal("go", z.number());
-      yield* progress(ctx.signalToken("go"));
-      const b = yield* waitForSignal("go", z.number());
-      return `second ${b.status === "received" ? b.value : "-"}`;
-    } });
+    const twice = tool({
+      name: "twice",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        yield* progress(ctx.signalToken("go"));
+        yield* waitForSignal("go", z.number());
+        yield* progress(ctx.signalToken("go"));
+        const b = yield* waitForSignal("go", z.number());
+        return `second ${b.status === "received" ? b.value : "-"}`;
+      },
+    });
     runtime.define([twice]);
     const { taskId } = (await runtime.callTool(twice, { name: "twice", arguments: {} }, info)) as { taskId: string };
     const first = await until(async () => {
@@ -144,12 +164,18 @@ describe("signals", () => {
     const { runtime } = instance(store);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const early = tool({ name: "early", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      yield* progress(ctx.signalToken("go"));
-      yield* step("slow", () => gate);
-      const v = yield* waitForSignal("go", z.string());
-      return v.status === "received" ? v.value : "timeout";
-    } });
+    const early = tool({
+      name: "early",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        yield* progress(ctx.signalToken("go"));
+        yield* step("slow", () => gate);
+        const v = yield* waitForSignal("go", z.string());
+        return v.status === "received" ? v.value : "timeout";
+      },
+    });
     runtime.define([early]);
     const { taskId } = (await runtime.callTool(early, { name: "early", arguments: {} }, info)) as { taskId: string };
     const token = await until(async () => (await get(runtime, taskId)).statusMessage);
@@ -177,10 +203,15 @@ describe("signals", () => {
 
   it("in a foreground call waitForSignal() is an author error, and bad names are refused at the call", async () => {
     const { runtime, errors } = instance(createMemoryStore());
-    const fg = tool({ name: "fgw", description: "", input: z.object({}), async *run() {
-      yield* waitForSignal("x", z.string());
-      return "never";
-    } });
+    const fg = tool({
+      name: "fgw",
+      description: "",
+      input: z.object({}),
+      async *run() {
+        yield* waitForSignal("x", z.string());
+        return "never";
+      },
+    });
     expect(await runtime.callTool(fg, { name: "fgw", arguments: {} }, { clientCapabilities: {} })).toMatchObject({ isError: true });
     expect(String((errors[0] as Error).message)).toMatch(/waitForSignal\(\) waits only inside a task/);
     expect(() => waitForSignal("bad name", z.string()).next()).toThrow(/signal name/);
@@ -217,7 +248,12 @@ describe("the webhook route under hostile input (property)", () => {
     const handler = createSignalHandler(runtime, { maxBodyBytes: 512 });
     const { taskId, token } = await waiting(runtime, store);
     const mutated = fc.tuple(fc.nat({ max: token.length - 1 }), fc.constantFrom(..."AZaz09-_.~%")).map(([at, c]) => token.slice(0, at) + c + token.slice(at + 1));
-    const tokens = fc.oneof(mutated, fc.nat({ max: token.length }).map((n) => token.slice(0, n)), fc.string({ maxLength: 80 }), fc.constant(`${token}.x`));
+    const tokens = fc.oneof(
+      mutated,
+      fc.nat({ max: token.length }).map((n) => token.slice(0, n)),
+      fc.string({ maxLength: 80 }),
+      fc.constant(`${token}.x`),
+    );
     const bodies = fc.oneof(fc.json({ maxDepth: 3 }), fc.string({ maxLength: 600 }), fc.constant(JSON.stringify({ approved: "no" })));
     const statuses = new Set<number>();
     await fc.assert(

@@ -42,24 +42,31 @@ async function until<T>(what: () => Promise<T | undefined> | T | undefined): Pro
   throw new Error("timed out waiting");
 }
 
-const statusOf = async (r: Runtime, taskId: string) => (await r.getTask({ taskId }, info)) as unknown as { status: string; result?: { content: Array<{ text: string }> }; inputRequests?: Record<string, unknown> };
+const statusOf = async (r: Runtime, taskId: string) =>
+  (await r.getTask({ taskId }, info)) as unknown as { status: string; result?: { content: Array<{ text: string }> }; inputRequests?: Record<string, unknown> };
 
 describe("takeover is exact", () => {
   it("uuid(), now() and ctx.can made after the last step are the first owner's; the step in flight runs again under the same key", async () => {
     const { a, b, kill } = twoInstances();
     const seen: Array<{ id: string; at: number; can: boolean; key: string }> = [];
     let hang = true;
-    const job = tool({ name: "job", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      yield* step("first", () => 1);
-      const id = yield* uuid();
-      const at = yield* now();
-      const can = ctx.can("sampling");
-      return yield* step("pay", async () => {
-        seen.push({ id, at, can, key: ctx.idempotencyKey(`pay-${id}`) });
-        if (hang) await new Promise(() => {}); // the instance dies in here
-        return `paid ${id.slice(0, 8)}`;
-      });
-    } });
+    const job = tool({
+      name: "job",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        yield* step("first", () => 1);
+        const id = yield* uuid();
+        const at = yield* now();
+        const can = ctx.can("sampling");
+        return yield* step("pay", async () => {
+          seen.push({ id, at, can, key: ctx.idempotencyKey(`pay-${id}`) });
+          if (hang) await new Promise(() => {}); // the instance dies in here
+          return `paid ${id.slice(0, 8)}`;
+        });
+      },
+    });
     b.define([job]);
     const { taskId } = (await a.callTool(job, { name: "job", arguments: {} }, info)) as { taskId: string };
     await until(() => (seen.length > 0 ? true : undefined));
@@ -75,17 +82,23 @@ describe("takeover is exact", () => {
     const { a, b, kill } = twoInstances();
     const ran: string[] = [];
     let hang = true;
-    const job = tool({ name: "patchy", description: "", input: z.object({}), task: "required", async *run() {
-      yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" });
-      yield* step("prepare", () => ran.push("prepare"));
-      const v2 = yield* patched("v2");
-      const branch = v2 ? "new" : "old";
-      return yield* step(branch, async () => {
-        ran.push(branch);
-        if (hang) await new Promise(() => {});
-        return branch;
-      });
-    } });
+    const job = tool({
+      name: "patchy",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        yield* elicit("Go?", z.object({ ok: z.boolean() }), { key: "go" });
+        yield* step("prepare", () => ran.push("prepare"));
+        const v2 = yield* patched("v2");
+        const branch = v2 ? "new" : "old";
+        return yield* step(branch, async () => {
+          ran.push(branch);
+          if (hang) await new Promise(() => {});
+          return branch;
+        });
+      },
+    });
     b.define([job]);
     const { taskId } = (await a.callTool(job, { name: "patchy", arguments: {} }, info)) as { taskId: string };
     const parked = await until(async () => {
@@ -107,18 +120,24 @@ describe("takeover is exact", () => {
     const { a, b, kill } = twoInstances();
     const summed: number[] = [];
     let hang = true;
-    const job = tool({ name: "adder", description: "", input: z.object({ n: z.number().int() }), task: "required", async *run({ n }) {
-      const got: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const r = yield* elicit(`Number ${i + 1} of ${n}?`, z.object({ v: z.number().int() }));
-        got.push(r.action === "accept" ? r.content.v : 0);
-      }
-      return yield* step("sum", async () => {
-        summed.push(got.reduce((x, y) => x + y, 0));
-        if (hang) await new Promise(() => {});
-        return `${got.join("+")}=${summed.at(-1)}`;
-      });
-    } });
+    const job = tool({
+      name: "adder",
+      description: "",
+      input: z.object({ n: z.number().int() }),
+      task: "required",
+      async *run({ n }) {
+        const got: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const r = yield* elicit(`Number ${i + 1} of ${n}?`, z.object({ v: z.number().int() }));
+          got.push(r.action === "accept" ? r.content.v : 0);
+        }
+        return yield* step("sum", async () => {
+          summed.push(got.reduce((x, y) => x + y, 0));
+          if (hang) await new Promise(() => {});
+          return `${got.join("+")}=${summed.at(-1)}`;
+        });
+      },
+    });
     b.define([job]);
     const { taskId } = (await a.callTool(job, { name: "adder", arguments: { n: 3 } }, info)) as { taskId: string };
     for (let i = 0; i < 3; i++) {

@@ -40,12 +40,18 @@ describe.each(kinds)("tasks across instances on $name", (kind) => {
 
   it("created on one instance, read and answered on others, completed once", async () => {
     const runs = { before: 0, after: 0 };
-    const ask = tool({ name: "ask", description: "", input: z.object({}), task: "required", *run() {
-      yield* step("before", () => ++runs.before);
-      const a = yield* elicit("go?", z.object({ go: z.boolean() }), { key: "go" });
-      const n = yield* step("after", () => ++runs.after);
-      return `${a.action} ${n}`;
-    } });
+    const ask = tool({
+      name: "ask",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        yield* step("before", () => ++runs.before);
+        const a = yield* elicit("go?", z.object({ go: z.boolean() }), { key: "go" });
+        const n = yield* step("after", () => ++runs.after);
+        return `${a.action} ${n}`;
+      },
+    });
     const [a, b, c] = [await instance(), await instance(), await instance()];
     for (const r of [a, b, c]) r.define([ask]);
     const { taskId } = (await a.callTool(ask, { name: "ask", arguments: {} }, info)) as { taskId: string };
@@ -59,11 +65,17 @@ describe.each(kinds)("tasks across instances on $name", (kind) => {
 
   it("two instances receiving the same tasks/update at once never both resume the task", async () => {
     let resumed = 0;
-    const once = tool({ name: "once", description: "", input: z.object({}), task: "required", *run() {
-      yield* elicit("go?", z.object({ go: z.boolean() }), { key: "go" });
-      yield* step("resume", () => ++resumed);
-      return "done";
-    } });
+    const once = tool({
+      name: "once",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        yield* elicit("go?", z.object({ go: z.boolean() }), { key: "go" });
+        yield* step("resume", () => ++resumed);
+        return "done";
+      },
+    });
     const runtimes = [await instance(), await instance(), await instance(), await instance()];
     for (const r of runtimes) r.define([once]);
     for (let trial = 0; trial < 10; trial++) {
@@ -80,19 +92,28 @@ describe.each(kinds)("tasks across instances on $name", (kind) => {
   it("an instance that dies mid-step: another takes over within the lease; recorded steps do not run again, the step in flight runs again with the same idempotency key", async () => {
     const ran: Array<[string, string]> = [];
     let hang = true;
-    const job = tool({ name: "job", description: "", input: z.object({}), task: "required", async *run(_i, ctx) {
-      const first = yield* step("first", () => (ran.push(["first", ctx.idempotencyKey("pay")]), "1"));
-      const second = yield* step("second", async () => {
-        ran.push(["second", ctx.idempotencyKey("pay")]);
-        if (hang) await new Promise(() => {}); // the instance dies in here
-        return "2";
-      });
-      return `${first}${second}`;
-    } });
+    const job = tool({
+      name: "job",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run(_i, ctx) {
+        const first = yield* step("first", () => (ran.push(["first", ctx.idempotencyKey("pay")]), "1"));
+        const second = yield* step("second", async () => {
+          ran.push(["second", ctx.idempotencyKey("pay")]);
+          if (hang) await new Promise(() => {}); // the instance dies in here
+          return "2";
+        });
+        return `${first}${second}`;
+      },
+    });
     // The dying instance: once killed, its store never answers again (no lease renewal, no writes).
     const real = await kind.make();
     let dead = false;
-    const dying: Store = new Proxy(real, { get: (t, p) => (typeof t[p as keyof Store] === "function" ? (...args: unknown[]) => (dead ? new Promise(() => {}) : (t[p as keyof Store] as (...a: unknown[]) => unknown)(...args)) : t[p as keyof Store]) });
+    const dying: Store = new Proxy(real, {
+      get: (t, p) =>
+        typeof t[p as keyof Store] === "function" ? (...args: unknown[]) => (dead ? new Promise(() => {}) : (t[p as keyof Store] as (...a: unknown[]) => unknown)(...args)) : t[p as keyof Store],
+    });
     const a = await instance({ store: dying });
     const b = await instance();
     b.define([job]);
@@ -110,10 +131,16 @@ describe.each(kinds)("tasks across instances on $name", (kind) => {
   });
 
   it("tasks/cancel on another instance stops a running task within the heartbeat", async () => {
-    const job = tool({ name: "long", description: "", input: z.object({}), task: "required", async *run() {
-      yield* step("wait", (signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))));
-      return "never";
-    } });
+    const job = tool({
+      name: "long",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        yield* step("wait", (signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))));
+        return "never";
+      },
+    });
     const [a, b] = [await instance(), await instance()];
     const { taskId } = (await a.callTool(job, { name: "long", arguments: {} }, info)) as { taskId: string };
     const started = Date.now();
@@ -123,7 +150,15 @@ describe.each(kinds)("tasks across instances on $name", (kind) => {
   });
 
   it("records expire with the task's time to live", async () => {
-    const quick = tool({ name: "quick", description: "", input: z.object({}), task: "required", *run() { return "ok"; } });
+    const quick = tool({
+      name: "quick",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        return "ok";
+      },
+    });
     const a = await instance({ tasks: { ttlMs: 400 } });
     const { taskId } = (await a.callTool(quick, { name: "quick", arguments: {} }, info)) as { taskId: string };
     expect((await settled(a, taskId)).status).toBe("completed");
@@ -144,7 +179,15 @@ describe.each(kinds)("tasks across instances on $name", (kind) => {
     const frozen: Store = { ...store, get: () => new Promise(() => {}), add: () => new Promise(() => {}) };
     const runtime = createRuntime({ state: { keys }, store: timeoutStore(frozen, 200), onError: () => {} });
     open.push(store, runtime);
-    const t = tool({ name: "t", description: "", input: z.object({}), task: "required", *run() { return "x"; } });
+    const t = tool({
+      name: "t",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        return "x";
+      },
+    });
     const started = Date.now();
     await expect(runtime.callTool(t, { name: "t", arguments: {} }, info)).rejects.toMatchObject({ code: -32603, data: { reason: "store_unavailable" } });
     await expect(runtime.getTask({ taskId: "x" }, info)).rejects.toMatchObject({ code: -32603, data: { reason: "store_unavailable" } });

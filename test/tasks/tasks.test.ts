@@ -15,10 +15,18 @@ const make = (options: Parameters<typeof createRuntime>[0] = { state: { keys } }
 afterEach(async () => {
   for (const r of runtimes.splice(0)) await r.close();
 });
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  const t = setTimeout(resolve, ms);
-  signal?.addEventListener("abort", () => { clearTimeout(t); reject(signal.reason); }, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 async function until(runtime: Runtime, taskId: string, done: (t: Record<string, unknown>) => boolean, info = { clientCapabilities: caps }) {
   for (let i = 0; i < 200; i++) {
     const t = (await runtime.getTask({ taskId }, info)) as unknown as Record<string, unknown>;
@@ -32,10 +40,20 @@ describe("tasks", () => {
   it("a task from the start: CreateTaskResult, then tasks/get until completed with the result inlined", async () => {
     const runtime = make();
     let runs = 0;
-    const slow = tool({ name: "slow", description: "", input: z.object({ ms: z.number() }), task: "optional", async *run({ ms }) {
-      const out = yield* step("sleep", async (signal) => { runs++; await sleep(ms, signal); return `slept ${ms}`; });
-      return out;
-    } });
+    const slow = tool({
+      name: "slow",
+      description: "",
+      input: z.object({ ms: z.number() }),
+      task: "optional",
+      async *run({ ms }) {
+        const out = yield* step("sleep", async (signal) => {
+          runs++;
+          await sleep(ms, signal);
+          return `slept ${ms}`;
+        });
+        return out;
+      },
+    });
     const created = await runtime.callTool(slow, { name: "slow", arguments: { ms: 50 } }, { clientCapabilities: caps });
     expect(createTaskResult.safeParse(created).success).toBe(true);
     expect(created).toMatchObject({ resultType: "task", status: "working", ttlMs: 3_600_000, pollIntervalMs: 500 });
@@ -53,11 +71,17 @@ describe("tasks", () => {
 
   it("asks inside a task: input_required, partial answers, keys unique for life, unknown keys ignored", async () => {
     const runtime = make();
-    const two = tool({ name: "two", description: "", input: z.object({}), task: "required", *run() {
-      const r = yield* all({ name: elicit("name?", z.object({ name: z.string() }), { key: "name" }), ok: elicit("ok?", z.object({ confirm: z.boolean() }), { key: "ok" }) });
-      const again = yield* elicit("sure?", z.object({ confirm: z.boolean() }), { key: "ok" }); // the same key again
-      return `${r.name.action === "accept" ? r.name.content.name : "-"} ${r.ok.action} ${again.action}`;
-    } });
+    const two = tool({
+      name: "two",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        const r = yield* all({ name: elicit("name?", z.object({ name: z.string() }), { key: "name" }), ok: elicit("ok?", z.object({ confirm: z.boolean() }), { key: "ok" }) });
+        const again = yield* elicit("sure?", z.object({ confirm: z.boolean() }), { key: "ok" }); // the same key again
+        return `${r.name.action === "accept" ? r.name.content.name : "-"} ${r.ok.action} ${again.action}`;
+      },
+    });
     const info = { clientCapabilities: caps };
     const { taskId } = (await runtime.callTool(two, { name: "two", arguments: {} }, info)) as { taskId: string };
     let t = await until(runtime, taskId, (x) => x.status === "input_required");
@@ -76,18 +100,29 @@ describe("tasks", () => {
 
   it("MRTR first, then a task from runAsTask(): round 1 asks, round 2 answers with the task", async () => {
     const runtime = make();
-    const hello = tool({ name: "hello", description: "", input: z.object({}), task: "required", taskFrom: "runAsTask", *run(_i, ctx) {
-      const who = yield* elicit("name?", z.object({ name: z.string() }), { key: "user_name" });
-      const key1 = ctx.idempotencyKey("x");
-      yield* runAsTask("Greeting");
-      const key2 = ctx.idempotencyKey("x");
-      const greeting = yield* step("greet", () => `Hello, ${who.action === "accept" ? who.content.name : "?"}!`);
-      return `${greeting} ${key1 === key2}`;
-    } });
+    const hello = tool({
+      name: "hello",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      taskFrom: "runAsTask",
+      *run(_i, ctx) {
+        const who = yield* elicit("name?", z.object({ name: z.string() }), { key: "user_name" });
+        const key1 = ctx.idempotencyKey("x");
+        yield* runAsTask("Greeting");
+        const key2 = ctx.idempotencyKey("x");
+        const greeting = yield* step("greet", () => `Hello, ${who.action === "accept" ? who.content.name : "?"}!`);
+        return `${greeting} ${key1 === key2}`;
+      },
+    });
     const info = { clientCapabilities: caps };
     const r1 = (await runtime.callTool(hello, { name: "hello", arguments: {} }, info)) as { resultType: string; requestState: string };
     expect(r1.resultType).toBe("input_required");
-    const r2 = (await runtime.callTool(hello, { name: "hello", arguments: {}, requestState: r1.requestState, inputResponses: { user_name: { action: "accept", content: { name: "Alice" } } } }, info)) as Record<string, unknown>;
+    const r2 = (await runtime.callTool(
+      hello,
+      { name: "hello", arguments: {}, requestState: r1.requestState, inputResponses: { user_name: { action: "accept", content: { name: "Alice" } } } },
+      info,
+    )) as Record<string, unknown>;
     expect(r2).toMatchObject({ resultType: "task", status: "working", statusMessage: "Greeting" });
     expect("requestState" in r2).toBe(false);
     const done = await until(runtime, r2.taskId as string, (x) => x.status === "completed");
@@ -96,8 +131,24 @@ describe("tasks", () => {
 
   it("a tool error completes with isError; a protocol error fails; tasks/* need the extension; another principal sees nothing", async () => {
     const runtime = make();
-    const failing = tool({ name: "failing", description: "", input: z.object({}), task: "required", *run() { return toolError("nope"); } });
-    const broken = tool({ name: "broken", description: "", input: z.object({}), task: "required", *run() { throw new ProtocolError(-32603, "boom", { reason: "crash" }); } });
+    const failing = tool({
+      name: "failing",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        return toolError("nope");
+      },
+    });
+    const broken = tool({
+      name: "broken",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        throw new ProtocolError(-32603, "boom", { reason: "crash" });
+      },
+    });
     const info = { clientCapabilities: caps, principal: "alice" };
     const a = (await runtime.callTool(failing, { name: "failing", arguments: {} }, info)) as { taskId: string };
     const ta = await until(runtime, a.taskId, (x) => x.status === "completed", info);
@@ -106,7 +157,10 @@ describe("tasks", () => {
     const tb = await until(runtime, b.taskId, (x) => x.status === "failed", info);
     expect(tb.error).toEqual({ code: -32603, message: "boom", data: { reason: "crash" } });
     expect("result" in tb).toBe(false);
-    await expect(runtime.callTool(failing, { name: "failing", arguments: {} }, { clientCapabilities: { elicitation: {} } })).rejects.toMatchObject({ code: -32021, data: { requiredCapabilities: TASKS } });
+    await expect(runtime.callTool(failing, { name: "failing", arguments: {} }, { clientCapabilities: { elicitation: {} } })).rejects.toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: TASKS },
+    });
     await expect(runtime.getTask({ taskId: "nope" }, { clientCapabilities: {} })).rejects.toMatchObject({ code: -32021 });
     await expect(runtime.getTask({ taskId: a.taskId }, { clientCapabilities: caps, principal: "eve" })).rejects.toMatchObject({ code: -32602, data: { reason: "unknown_task" } });
     await expect(runtime.getTask({ taskId: "nope" }, info)).rejects.toMatchObject({ code: -32602 });
@@ -114,8 +168,26 @@ describe("tasks", () => {
 
   it("cancel: cooperative through ctx.signal, cancelled within the grace, idempotent on a terminal task", async () => {
     const runtime = make({ state: { keys }, tasks: { cancelGraceMs: 300 } });
-    const slow = tool({ name: "slow", description: "", input: z.object({}), task: "optional", async *run() { yield* step("sleep", (signal) => sleep(60_000, signal)); return "never"; } });
-    const stubborn = tool({ name: "stubborn", description: "", input: z.object({}), task: "optional", async *run() { yield* step("sleep", () => sleep(1500)); return "late"; } });
+    const slow = tool({
+      name: "slow",
+      description: "",
+      input: z.object({}),
+      task: "optional",
+      async *run() {
+        yield* step("sleep", (signal) => sleep(60_000, signal));
+        return "never";
+      },
+    });
+    const stubborn = tool({
+      name: "stubborn",
+      description: "",
+      input: z.object({}),
+      task: "optional",
+      async *run() {
+        yield* step("sleep", () => sleep(1500));
+        return "late";
+      },
+    });
     const info = { clientCapabilities: caps };
     for (const def of [slow, stubborn]) {
       const { taskId } = (await runtime.callTool(def, { name: def.name, arguments: {} }, info)) as { taskId: string };
@@ -135,10 +207,16 @@ describe("what a task record keeps", () => {
     const store = createMemoryStore();
     const runtime = make({ state: { keys }, store });
     const seen: unknown[] = [];
-    const job = tool({ name: "job", description: "", input: z.object({ when: z.coerce.date(), n: z.number().default(3) }), task: "required", *run(input) {
-      seen.push(input);
-      return `${input.when.toISOString()} ${input.n}`;
-    } });
+    const job = tool({
+      name: "job",
+      description: "",
+      input: z.object({ when: z.coerce.date(), n: z.number().default(3) }),
+      task: "required",
+      *run(input) {
+        seen.push(input);
+        return `${input.when.toISOString()} ${input.n}`;
+      },
+    });
     const { taskId } = (await runtime.callTool(job, { name: "job", arguments: { when: "2026-01-02T03:04:05Z", junk: "j".repeat(100_000) } }, { clientCapabilities: caps })) as { taskId: string };
     const done = await until(runtime, taskId, (t) => t.status === "completed");
     expect(done).toMatchObject({ result: { content: [{ text: "2026-01-02T03:04:05.000Z 3" }] } });
@@ -156,9 +234,15 @@ describe("a principal's share of the store", () => {
     let now = 1_800_000_000_000;
     const clock = () => now;
     const runtime = make({ state: { keys, clock }, store: createMemoryStore({ clock }), clock, tasks: { maxPerPrincipal: 2, ttlMs: 1000 } });
-    const quick = tool({ name: "quick", description: "", input: z.object({}), task: "required", *run() {
-      return "ok";
-    } });
+    const quick = tool({
+      name: "quick",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        return "ok";
+      },
+    });
     const start = (principal: string) => runtime.callTool(quick, { name: "quick", arguments: {} }, { clientCapabilities: caps, principal });
     await start("alice");
     await start("alice");
@@ -171,10 +255,9 @@ describe("a principal's share of the store", () => {
   });
 });
 
-
 describe("task ids", () => {
   it("are 22 base64url characters (128 random bits) and never start with '-', which a command line would read as an option", async () => {
-    const { newTaskId } = await import("../../src/tasks/record.js");
+    const { newTaskId } = await import("../../src/tasks/record/record.js");
     const ids = new Set<string>();
     // 20,000 ids: with one in 64 starting with "-" unchecked, ≈ 312 would.
     for (let i = 0; i < 20_000; i++) {

@@ -31,9 +31,13 @@ describe("book_flight (the DESIGN.md flow)", () => {
   });
 
   it("an invalid answer is asked again, then a valid one completes", async () => {
-    const sim = await simulate(bookFlight, { destination: "Oslo" }, {
-      confirm: [accept({ confirm: "yes" }), () => ({ action: "maybe" }), accept({}), accept({ confirm: true })],
-    });
+    const sim = await simulate(
+      bookFlight,
+      { destination: "Oslo" },
+      {
+        confirm: [accept({ confirm: "yes" }), () => ({ action: "maybe" }), accept({}), accept({ confirm: true })],
+      },
+    );
     expect(sim.rounds).toHaveLength(4);
     const messages = sim.rounds.map((r) => (r.inputRequests.confirm!.params as { message: string }).message);
     // The same question, the same draft, every time — each re-ask followed by why.

@@ -7,10 +7,15 @@ import { testKey } from "../support/keys.js";
 // A scripted answer the ask's schema refuses is asked for again, round after round: simulate
 // says which answer it is, instead of only running out of rounds (issue 24).
 
-const pick = tool({ name: "pick", description: "", input: z.object({}), *run() {
-  const n = yield* elicit("A number of at least 10?", z.object({ n: z.number().min(10) }), { key: "n" });
-  return n.action === "accept" ? `got ${n.content.n}` : "none";
-} });
+const pick = tool({
+  name: "pick",
+  description: "",
+  input: z.object({}),
+  *run() {
+    const n = yield* elicit("A number of at least 10?", z.object({ n: z.number().min(10) }), { key: "n" });
+    return n.action === "accept" ? `got ${n.content.n}` : "none";
+  },
+});
 
 describe("simulate with an answer the schema refuses", () => {
   it("names the key, the answer and the ask when the call runs out of rounds on it", async () => {
@@ -44,7 +49,11 @@ describe("a refused answer inside a task", () => {
       const { taskId } = (await runtime.callTool(inTask, { name: "pick_task", arguments: {} }, info)) as { taskId: string };
       const asking = async (why: (message: string) => boolean) => {
         for (let i = 0; i < 500; i++) {
-          const t = (await runtime.getTask({ taskId }, info)) as unknown as { status: string; inputRequests?: Record<string, { params: { message: string } }>; result?: { content: Array<{ text: string }> } };
+          const t = (await runtime.getTask({ taskId }, info)) as unknown as {
+            status: string;
+            inputRequests?: Record<string, { params: { message: string } }>;
+            result?: { content: Array<{ text: string }> };
+          };
           const open = Object.entries(t.inputRequests ?? {});
           if (t.status === "completed" || (t.status === "input_required" && open.some(([, r]) => why(r.params.message)))) return { t, open };
           await new Promise((r) => setTimeout(r, 10));
@@ -66,10 +75,15 @@ describe("a refused answer inside a task", () => {
 
 describe("scripted answers typed from the ask's form", () => {
   const Trip = z.object({ destination: z.enum(["Lisbon", "Kyoto"]), nights: z.number().int().min(1) });
-  const trip = tool({ name: "trip", description: "", input: z.object({}), *run() {
-    const t = yield* elicit("Where, and how long?", Trip, { key: "trip" });
-    return t.action === "accept" ? `${t.content.destination} × ${t.content.nights}` : "none";
-  } });
+  const trip = tool({
+    name: "trip",
+    description: "",
+    input: z.object({}),
+    *run() {
+      const t = yield* elicit("Where, and how long?", Trip, { key: "trip" });
+      return t.action === "accept" ? `${t.content.destination} × ${t.content.nights}` : "none";
+    },
+  });
 
   it("accept(schema, content) answers as accept(content) does", async () => {
     expect((await simulate(trip, {}, { trip: accept(Trip, { destination: "Kyoto", nights: 3 }) })).result).toMatchObject({ content: [{ type: "text", text: "Kyoto × 3" }] });

@@ -24,10 +24,16 @@ describe("simulate follows tasks", () => {
     const timedOut = await simulate(awaitApproval, {}, {}, { capabilities: tasks, signals: { approval: signalTimeout } });
     expect(JSON.stringify(timedOut.result.content)).toMatch(/timed out/);
     expect(timedOut.task?.sleptMs).toBe(60_000);
-    const forever = tool({ name: "forever", description: "", input: z.object({}), task: "required", async *run() {
-      yield* waitForSignal("never", z.string());
-      return "x";
-    } });
+    const forever = tool({
+      name: "forever",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        yield* waitForSignal("never", z.string());
+        return "x";
+      },
+    });
     await expect(simulate(forever, {}, {}, { capabilities: tasks })).rejects.toThrow(/waits for signal "never".*no value is scripted/);
   });
 
@@ -37,17 +43,26 @@ describe("simulate follows tasks", () => {
     expect(sim.task?.sleptMs).toBe(500 + 1000);
     const worse = await simulate(flakyFetch, {}, {}, { capabilities: tasks, failSteps: { fetch: 4 } });
     expect(worse.result.content).toEqual([{ type: "text", text: "attempts: 5" }]);
-    await expect(simulate(flakyFetch, {}, {}, { capabilities: tasks, failSteps: { fetch: 5 } })).rejects.toThrow(/step\("fetch"\) failed after 5 attempts: Error: simulated failure of step "fetch" \(attempt 5\)/);
+    await expect(simulate(flakyFetch, {}, {}, { capabilities: tasks, failSteps: { fetch: 5 } })).rejects.toThrow(
+      /step\("fetch"\) failed after 5 attempts: Error: simulated failure of step "fetch" \(attempt 5\)/,
+    );
   });
 
   it("a call that becomes a task at runAsTask(), with an ask inside the task answered through tasks/update", async () => {
-    const become = tool({ name: "become", description: "", input: z.object({}), task: "optional", taskFrom: "runAsTask", async *run() {
-      const a = yield* elicit("Start?", z.object({ ok: z.boolean() }), { key: "start" });
-      yield* runAsTask("working on it");
-      yield* sleep(60_000);
-      const b = yield* elicit("Publish?", z.object({ ok: z.boolean() }), { key: "publish" });
-      return `${a.action} ${b.action}`;
-    } });
+    const become = tool({
+      name: "become",
+      description: "",
+      input: z.object({}),
+      task: "optional",
+      taskFrom: "runAsTask",
+      async *run() {
+        const a = yield* elicit("Start?", z.object({ ok: z.boolean() }), { key: "start" });
+        yield* runAsTask("working on it");
+        yield* sleep(60_000);
+        const b = yield* elicit("Publish?", z.object({ ok: z.boolean() }), { key: "publish" });
+        return `${a.action} ${b.action}`;
+      },
+    });
     const sim = await simulate(become, {}, { start: accept({ ok: true }), publish: accept({ ok: true }) }, { capabilities: tasks });
     expect(sim.result.content).toEqual([{ type: "text", text: "accept accept" }]);
     expect(sim.rounds).toHaveLength(1);
@@ -56,12 +71,18 @@ describe("simulate follows tasks", () => {
 
   it("the finished task is replayed from its journal: code that is not deterministic is named", async () => {
     let runs = 0;
-    const drifting = tool({ name: "drifting", description: "", input: z.object({}), task: "required", async *run() {
-      runs++;
-      yield* step("a", () => 1);
-      if (runs === 1) yield* step("b", () => 2); // taken on the first run only
-      return "done";
-    } });
+    const drifting = tool({
+      name: "drifting",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        runs++;
+        yield* step("a", () => 1);
+        if (runs === 1) yield* step("b", () => 2); // taken on the first run only
+        return "done";
+      },
+    });
     await expect(simulate(drifting, {}, {}, { capabilities: tasks })).rejects.toThrow(/the task is not deterministic: replayed from its journal/);
   });
 });

@@ -62,7 +62,12 @@ describe("ArrivalQueue", () => {
   it("live calls: a generator held for long at the front does not let the eviction queues grow with the rounds that pass it", () => {
     // An idle clock that stands still: the one at the front is held for long without being idle
     // (counted in parks, 5,000 parks would make it idle and evict it — not what this is about).
-    const calls = new LiveCalls<{ owner: object; big?: Uint8Array }>(1000, 1 << 30, () => 1000, () => 0);
+    const calls = new LiveCalls<{ owner: object; big?: Uint8Array }>(
+      1000,
+      1 << 30,
+      () => 1000,
+      () => 0,
+    );
     const owner = {};
     calls.put(`held-${"h".repeat(40)}`, { owner }, 1e12, "waiting-call");
     for (let i = 0; i < 5_000; i++) {

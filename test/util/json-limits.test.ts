@@ -41,9 +41,14 @@ const deep = (levels: number): unknown => {
 describe("exceedsJsonLimits", () => {
   it("gives the reference walk's verdict for any value and limits", () => {
     fc.assert(
-      fc.property(fc.anything({ withNullPrototype: true, withSparseArray: true, withObjectString: true, maxDepth: 6 }), fc.integer({ min: 0, max: 400 }), fc.integer({ min: 0, max: 8 }), (value, maxBytes, maxDepth) => {
-        expect(exceedsJsonLimits(value, maxBytes, maxDepth)).toBe(reference(value, maxBytes, maxDepth));
-      }),
+      fc.property(
+        fc.anything({ withNullPrototype: true, withSparseArray: true, withObjectString: true, maxDepth: 6 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 0, max: 8 }),
+        (value, maxBytes, maxDepth) => {
+          expect(exceedsJsonLimits(value, maxBytes, maxDepth)).toBe(reference(value, maxBytes, maxDepth));
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -80,7 +85,17 @@ describe("exceedsJsonLimits", () => {
     expect(exceedsJsonLimits(sneaky, 5000, 5)).toBeUndefined();
     expect(exceedsJsonLimits({ pad: [1], nested: sneaky }, 5000, 2)).toBe("depth");
     // A getter that throws: the error reaches the caller, and the next walk starts clean.
-    expect(() => exceedsJsonLimits({ get boom(): never { throw new Error("boom"); } }, 1000, 5)).toThrow("boom");
+    expect(() =>
+      exceedsJsonLimits(
+        {
+          get boom(): never {
+            throw new Error("boom");
+          },
+        },
+        1000,
+        5,
+      ),
+    ).toThrow("boom");
     expect(exceedsJsonLimits({ a: 1 }, 1000, 5)).toBeUndefined();
     expect(exceedsJsonLimits("x".repeat(10), 11, 1)).toBe("size");
   });

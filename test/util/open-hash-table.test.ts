@@ -10,7 +10,7 @@ describe("OpenHashTable", () => {
   // Hashes from a few values make long clusters (and every deletion shifts entries back); the
   // last character's code makes the table's own hash of a key, as the live calls give it.
   const hashings: Record<string, (key: string) => number> = {
-    "tailHash": tailHash,
+    tailHash: tailHash,
     "three hashes for every key": (key) => key.length % 3,
     "one hash for every key": () => 7,
     "hashes near the top of the table (wrapping)": (key) => -1 - (key.charCodeAt(0) % 4 || 0),

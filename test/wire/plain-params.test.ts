@@ -60,7 +60,12 @@ describe.each(cases)("$name params read by hand", ({ plain, schema }) => {
 describe("elicitation answers read by hand", () => {
   const field = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.array(fc.string(), { maxLength: 3 }), fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 3 }), member);
   const answer = fc.record(
-    { action: fc.oneof(fc.constantFrom("accept", "decline", "cancel", "Accept", ""), member), content: fc.oneof(fc.dictionary(fc.string({ maxLength: 6 }), field, { maxKeys: 4 }), member), _meta: member, extra: member },
+    {
+      action: fc.oneof(fc.constantFrom("accept", "decline", "cancel", "Accept", ""), member),
+      content: fc.oneof(fc.dictionary(fc.string({ maxLength: 6 }), field, { maxKeys: 4 }), member),
+      _meta: member,
+      extra: member,
+    },
     { requiredKeys: [] },
   );
 

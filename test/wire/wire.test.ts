@@ -68,9 +68,7 @@ describe("wire schemas", () => {
   it("parse the three kinds of answers", () => {
     expect(elicitResult.parse({ action: "accept", content: { name: "octocat" } }).action).toBe("accept");
     expect(elicitResult.parse({ action: "decline" }).content).toBeUndefined();
-    expect(
-      createMessageResult.parse({ role: "assistant", content: { type: "text", text: "hi" }, model: "m", stopReason: "endTurn" }).model,
-    ).toBe("m");
+    expect(createMessageResult.parse({ role: "assistant", content: { type: "text", text: "hi" }, model: "m", stopReason: "endTurn" }).model).toBe("m");
     expect(listRootsResult.parse({ roots: [{ uri: "file:///home/u/p", name: "p" }] }).roots).toHaveLength(1);
   });
 
@@ -91,12 +89,7 @@ describe("wire schemas", () => {
     ["sampling model", { role: "assistant", content: { type: "text", text: "x" } }, (x) => createMessageResult.safeParse(x), "model"],
     ["root uri scheme", { roots: [{ uri: "https://x" }] }, (x) => listRootsResult.safeParse(x), "roots.0.uri"],
     ["request method", { method: "tools/call", params: {} }, (x) => inputRequest.safeParse(x), "method"],
-    [
-      "requestedSchema type",
-      { method: "elicitation/create", params: { message: "m", requestedSchema: { type: "array", properties: {} } } },
-      (x) => inputRequest.safeParse(x),
-      "params",
-    ],
+    ["requestedSchema type", { method: "elicitation/create", params: { message: "m", requestedSchema: { type: "array", properties: {} } } }, (x) => inputRequest.safeParse(x), "params"],
     ["sampling maxTokens", { method: "sampling/createMessage", params: { messages: [] } }, (x) => inputRequest.safeParse(x), "params.maxTokens"],
     ["resultType", "done", (x) => resultType.safeParse(x), "(root)"],
     ["tool params name", { arguments: {} }, (x) => callToolParams.safeParse(x), "name"],
