@@ -57,7 +57,7 @@ console.log(JSON.stringify({ esm: text, structured: sim.result.structuredContent
 import { z } from "zod";
 ${tool}
 async function main() {
-  const runtime = createRuntime({ state: { keys: [testKey("k", 1)] } });
+  const runtime = createRuntime({ state: { keys: [{ id: "k", secret: new Uint8Array(32).fill(1) }] } });
   const r1 = await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" } }, { clientCapabilities: { elicitation: {} } });
   if (r1.resultType !== "input_required") throw new Error("expected a question");
   const r2 = await runtime.callTool(bookFlight, { name: "book_flight", arguments: { destination: "Rome" }, requestState: r1.requestState, inputResponses: { confirm: { action: "accept", content: { confirm: true } } } }, { clientCapabilities: { elicitation: {} } });
@@ -71,7 +71,7 @@ import { createMemoryStore, createRuntime, elicit, step, tool, type ElicitOutcom
 import { register } from "mcp-yield/server";
 import { z } from "zod";
 ${tool}
-const runtime = createRuntime({ state: { keys: [testKey("k", 2)] }, store: createMemoryStore(), onError: (e) => console.error(e) });
+const runtime = createRuntime({ state: { keys: [{ id: "k", secret: new Uint8Array(32).fill(2) }] }, store: createMemoryStore(), onError: (e) => console.error(e) });
 const app = createMcpHandler(() => {
   const server = new McpServer({ name: "consumer", version: "1.0.0" });
   register(server, [bookFlight], { runtime });
@@ -86,7 +86,6 @@ console.log(JSON.stringify({ server: done.result.structuredContent }));
   "src/bundler.ts": `import { elicit, step, tool, type ElicitOutcome } from "mcp-yield";
 import { simulate } from "mcp-yield/testing";
 import { z } from "zod";
-import { testKey } from "../support/keys.js";
 ${tool}
 export const check: Promise<unknown> = simulate(bookFlight, { destination: "x" }, {});
 `,
