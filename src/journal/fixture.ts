@@ -83,9 +83,9 @@ export function fixtureFromState(codec: StateCodec, token: string, args?: Record
   if (state.method !== "tools/call") throw new TypeError(`this requestState belongs to ${state.method} ${JSON.stringify(state.target)}: fixtures are made of tool calls`);
   if (isSpillRef(state.data))
     throw new TypeError("this requestState's journal was spilled to the server's store (it was too large for the token): export the call as a task, or raise limits.maxStateBytes");
-  const header = state.format === 2 ? parseHeader(state.data) : undefined;
-  const records = state.format === 2 ? parseLines(state.body ?? "") : undefined;
-  if (header === undefined || records === undefined) throw new TypeError("this requestState holds a journal in the format before 0.1 (format 1): answer one more round and export the new token");
+  const header = parseHeader(state.data);
+  const records = parseLines(state.body ?? "");
+  if (header === undefined || records === undefined) throw new TypeError("this requestState is authentic but holds no journal of this library");
   const given = args ?? {};
   if (digestOf(given) !== state.argumentsDigest) {
     throw new TypeError(

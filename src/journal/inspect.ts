@@ -1,7 +1,6 @@
 import { askByLetter } from "../authoring/effect-kinds.js";
 import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
 import { describeFingerprint, type JournalRecord, parseHeader, parseLines } from "./journal.js";
-import { parsePayloadV1 } from "./format1.js";
 import { isSpillRef } from "./spill-ref.js";
 
 /** One journal record, described. */
@@ -16,7 +15,7 @@ export interface InspectedRecord {
 
 /** What `inspectState` tells about a `requestState`. */
 export interface StateReport {
-  /** `y2e`, `y2s`, `y1e` or `y1s`. */
+  /** `y2e` or `y2s`. */
   version: string;
   keyId: string;
   issuedAt: string;
@@ -97,27 +96,15 @@ export function inspectState(codec: StateCodec, token: string): StateReport {
     partial: {},
   };
   if (isSpillRef(state.data)) report.spilled = { id: state.data.sp, digest: state.data.h };
-  if (state.format === 2) {
-    const header = parseHeader(state.data);
-    const records = parseLines(state.body ?? "");
-    if (header === undefined || records === undefined) throw new StateError("malformed", "requestState is authentic but holds no journal of this library");
-    report.round = header.r;
-    report.callId = header.c;
-    report.definitionVersion = header.v;
-    report.records = describeJournal(records);
-    report.outstanding = Object.fromEntries(Object.entries(header.o).map(([key, fp]) => [key, describeFingerprint(fp)]));
-    report.partial = Object.fromEntries(Object.entries(header.p ?? {}).map(([key, value]) => [key, shownValue(value)]));
-    return report;
-  }
-  const payload = report.spilled ? undefined : parsePayloadV1(state.data);
-  if (payload !== undefined) {
-    report.round = payload.r;
-    report.callId = payload.c;
-    report.definitionVersion = payload.v;
-    report.records = payload.j.map(([fp, value], index) => ({ index, fingerprint: fp, effect: describeFingerprint(fp), value: shownValue(value) }));
-    report.outstanding = Object.fromEntries(Object.entries(payload.o).map(([key, fp]) => [key, describeFingerprint(fp)]));
-    report.partial = Object.fromEntries(Object.entries(payload.p ?? {}).map(([key, value]) => [key, shownValue(value)]));
-  }
+  const header = parseHeader(state.data);
+  const records = parseLines(state.body ?? "");
+  if (header === undefined || records === undefined) throw new StateError("malformed", "requestState is authentic but holds no journal of this library");
+  report.round = header.r;
+  report.callId = header.c;
+  report.definitionVersion = header.v;
+  report.records = describeJournal(records);
+  report.outstanding = Object.fromEntries(Object.entries(header.o).map(([key, fp]) => [key, describeFingerprint(fp)]));
+  report.partial = Object.fromEntries(Object.entries(header.p ?? {}).map(([key, value]) => [key, shownValue(value)]));
   return report;
 }
 

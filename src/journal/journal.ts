@@ -39,13 +39,11 @@ export interface StateHeader {
   p?: Record<string, string> | undefined;
 }
 
-/** A journal as the runtime holds it: the header, the records, and their text (format 2). */
+/** A journal as the runtime holds it: the header, the records, and their text. */
 export interface StatePayload extends StateHeader {
   j: JournalRecord[];
-  /** The records as lines (format 2), kept so the next seal only appends. */
+  /** The records as lines, kept so the next seal only appends. */
   text: string;
-  /** The record format the journal came in: 1 for tokens minted before the line format. */
-  format: 1 | 2;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -95,8 +93,8 @@ function stringMapJson(map: Record<string, string>): string | undefined {
 }
 
 /** A payload from its parts (built property by property: object spread is slow on this hot path). */
-export function payloadFrom(header: StateHeader, j: JournalRecord[], text: string, format: 1 | 2): StatePayload {
-  const payload: StatePayload = { r: header.r, c: header.c, o: header.o, j, text, format };
+export function payloadFrom(header: StateHeader, j: JournalRecord[], text: string): StatePayload {
+  const payload: StatePayload = { r: header.r, c: header.c, o: header.o, j, text };
   if (header.v !== undefined) payload.v = header.v;
   if (header.p !== undefined) payload.p = header.p;
   return payload;
@@ -449,10 +447,9 @@ const DEFAULT_KEYS: Partial<Record<AskEffect["kind"] | "all", string[]>> = {};
 
 const KIND_NAME = (letter: string | undefined): string | undefined => askByLetter.get(letter ?? "")?.helper;
 
-/** A short human description of a fingerprint (either format) for divergence messages. */
+/** A short human description of a fingerprint for divergence messages. */
 export function describeFingerprint(fp: string | undefined): string {
   if (fp === undefined) return "nothing (the call had ended here)";
-  if (fp.includes(":") || fp === "now" || fp === "uuid" || fp === "task") return describeV1(fp);
   switch (fp[0]) {
     case "S":
       return fp.startsWith("S#") ? "a step (its name hashed)" : `step("${fp.slice(1)}")`;
@@ -476,23 +473,5 @@ export function describeFingerprint(fp: string | undefined): string {
       return `ctx.can("${askByLetter.get(fp[1]!)?.capability ?? "?"}")`;
     default:
       return `${KIND_NAME(fp[0]) ?? "an effect"} (fingerprint ${fp})`;
-  }
-}
-
-/** Format-1 fingerprints: `kind:key:digest`, `step:name`, `can:kind`, `now`, `uuid`, `task`. */
-function describeV1(fp: string): string {
-  const [kind, name] = fp.split(":");
-  switch (kind) {
-    case "step":
-      return `step("${name}")`;
-    case "now":
-    case "uuid":
-      return `${kind}()`;
-    case "task":
-      return "runAsTask()";
-    case "can":
-      return `ctx.can("${name}")`;
-    default:
-      return `${kind} under key "${name}" (request digest ${fp.split(":")[2] ?? "?"})`;
   }
 }

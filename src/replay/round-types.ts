@@ -25,11 +25,6 @@ export interface RoundInput {
    * an interrupted attempt at this same request made). Default: the journal's end.
    */
   suspendedAt?: number | undefined;
-  /**
-   * The format `journal`, `outstanding` and `partial` are in: 2, or 1 for a state sealed before
-   * the line format (checked and decoded as such; what the round records is always format 2).
-   */
-  format?: 1 | 2;
   /** Asks outstanding when the state was minted; `undefined` when the request carried no state. */
   outstanding: Readonly<Record<string, string>> | undefined;
   /** Valid answers already collected for a partly answered `all(...)`: key → value text (as `encodeOutcome` made it). */

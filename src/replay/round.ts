@@ -24,7 +24,6 @@ import { enterStep, leaveStep } from "./ambient.js";
 import type { RoundInput, RoundOutcome, StepRun, Suspended } from "./round-types.js";
 export type { RoundInput, RoundOutcome, StepRun, Suspended, Traced } from "./round-types.js";
 import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, encodeOutcome, fingerprintOf, type JournalRecord, requestOf, subKey } from "../journal/journal.js";
-import { canFingerprintV1, decodeOutcomeV1, fingerprintV1 } from "../journal/format1.js";
 
 /** A divergence at a replayed record; for an ask, naming the part that changed. */
 function diverged(index: number, recorded: string, current: string, effect: Effect, key: string | undefined): DivergenceError {
@@ -76,18 +75,15 @@ export class Round {
 
   /** How many records `onStep` has been given (at first: those the round was handed, which are saved). */
   private saved: number;
-  /** The journal came in format 1: its records are checked and decoded as such. */
-  private readonly v1: boolean;
 
   constructor(
     private readonly input: RoundInput,
     private readonly resume?: Suspended,
   ) {
-    // Replayed records are appended as they are checked (converted, for a format-1 journal).
+    // Replayed records are appended as they are checked.
     this.records = resume ? resume.records : [];
     this.index = resume ? resume.records.length : 0;
     this.asks = resume ? resume.asks : 0;
-    this.v1 = !resume && input.format === 1;
     // Resumed past the journal's end, nothing is replayed; resumed at an earlier round of this
     // call (a journal that extends the generator's), the newer records are replayed first.
     const earlier = resume !== undefined && input.journal.length > resume.records.length;
@@ -130,16 +126,6 @@ export class Round {
     return true;
   }
 
-  /** The fingerprint of `effect` as the replayed journal wrote it. */
-  private recordedFp(effect: Effect, key: string | undefined, fp: string): string {
-    return this.v1 ? fingerprintV1(effect, key) : fp;
-  }
-
-  /** A recorded value text of the replayed journal, decoded. */
-  private decodeRecorded(effect: Effect, text: string): unknown {
-    return this.v1 ? decodeOutcomeV1(effect, text) : decodeOutcome(effect, text);
-  }
-
   /** `ctx.can(kind)`: the recorded answer at this position, or this request's, recorded. */
   can(kind: Capability): boolean {
     // Inside a step, the step's result is what gets recorded, not what it looked at.
@@ -151,9 +137,8 @@ export class Round {
     const { journal } = this.input;
     let value: boolean;
     if (i < journal.length) {
-      const expected = this.v1 ? canFingerprintV1(kind) : fp;
-      if (journal[i]![0] !== expected) throw (this.diverged = new DivergenceError(i, journal[i]![0], expected));
-      value = journal[i]![1] === (this.v1 ? "true" : "1");
+      if (journal[i]![0] !== fp) throw (this.diverged = new DivergenceError(i, journal[i]![0], fp));
+      value = journal[i]![1] === "1";
     } else {
       if (this.input.verify) throw (this.diverged = new DivergenceError(i, undefined, fp, `the round asked ctx.can("${kind}") at effect #${i} only when replayed`));
       value = this.input.declared(kind);
@@ -192,7 +177,7 @@ export class Round {
         // The recorded fingerprint is a hint: an ask made from the same schema, key and message is recognised without hashing.
         this.passRemovedPatches(effect.kind === "patch" ? `P${effect.id}` : undefined);
         // A form elicitation under its default key passes its ordinal: its cached fingerprint is found by it.
-        fp = fingerprintOf(effect, key, this.v1 ? undefined : journal[this.index]?.[0], effect.kind === "elicit" && effect.key === undefined ? this.asks - 1 : -1);
+        fp = fingerprintOf(effect, key, journal[this.index]?.[0], effect.kind === "elicit" && effect.key === undefined ? this.asks - 1 : -1);
         input.trace?.set(this.index, { effect, key });
       }
       if (effect.kind === "patch") {
@@ -202,16 +187,9 @@ export class Round {
 
       if (this.index < journal.length) {
         const recorded = journal[this.index]!;
-        const expected = this.recordedFp(effect, key, fp);
-        if (recorded[0] !== expected) throw diverged(this.index, recorded[0], expected, effect, key);
-        if (this.v1) {
-          // A format-1 record: decoded as such, kept in format 2.
-          send = this.decodeRecorded(effect, recorded[1]);
-          this.records.push([fp, encodeOutcome(effect, send)]);
-        } else {
-          send = decodeOutcome(effect, recorded[1]);
-          this.records.push(recorded);
-        }
+        if (recorded[0] !== fp) throw diverged(this.index, recorded[0], fp, effect, key);
+        send = decodeOutcome(effect, recorded[1]);
+        this.records.push(recorded);
         this.index++;
         // A sleep already begun: past its wake time the code goes on; before it, sleep on.
         if (effect.kind === "sleep" && input.wakeClock !== undefined && !input.verify && (send as number) > input.wakeClock()) {
@@ -454,7 +432,7 @@ export class Round {
     const asked = outstanding?.[key];
     if (asked === undefined) {
       if (!effect.acceptUnasked) return undefined;
-    } else if (asked !== this.recordedFp(effect, key, fp)) {
+    } else if (asked !== fp) {
       const change = describeAskChange(asked, fp, effect, key);
       throw new DivergenceError(
         this.index,
@@ -493,9 +471,8 @@ export class Round {
     for (const [k, ask] of subs) {
       const subFp = fingerprintOf(ask, k);
       fps[k] = subFp;
-      // An answer kept from an earlier round (decoded in the journal's format, kept in format 2).
-      const keptText = outstanding?.[k] === this.recordedFp(ask, k, subFp) && Object.hasOwn(partial, k) ? partial[k] : undefined;
-      const kept = keptText === undefined ? undefined : this.v1 ? encodeOutcome(ask, this.decodeRecorded(ask, keptText)) : keptText;
+      // An answer kept from an earlier round.
+      const kept = outstanding?.[k] === subFp && Object.hasOwn(partial, k) ? partial[k] : undefined;
       const text = kept ?? this.answerFor(k, ask, subFp)?.text;
       if (text !== undefined) texts[k] = text;
       else missing.push([k, ask]);

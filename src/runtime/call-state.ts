@@ -1,7 +1,6 @@
 import type { MintedState, OpenedState, StateBinding, StateCodec } from "../state/index.js";
 import { StateError } from "../state/index.js";
 import { jsonMinterOf, mintsBase64urlTokens } from "../state/codec.js";
-import { parsePayloadV1 } from "../journal/format1.js";
 import { headerJson, parseHeader, parseLines, payloadFrom, type StateHeader, type StatePayload } from "../journal/journal.js";
 import type { SpillRef } from "../journal/spill-ref.js";
 import { DivergenceError, type ErrorInfo } from "../replay/errors.js";
@@ -33,15 +32,6 @@ export interface Presented {
 
 const PAYLOAD_LIMIT_REASON = "state_too_large";
 
-/** JSON text, or `undefined` where it is not JSON (a stored format-1 journal is checked after). */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /** What opening and minting states needs from the runtime. */
 export interface CallStateParts {
   codec: StateCodec;
@@ -64,20 +54,20 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
 
   /**
    * The journal a verified state carries (in its body, or spilled to the store): shape and
-   * version checked. A state minted before the line format (format 1) is read as such.
+   * version checked.
    */
   function payloadOf(opened: OpenedState<unknown>, version: string | undefined): StatePayload | Promise<StatePayload> {
     const ref = spill.refOf(opened.data);
     // Synchronous unless the journal was spilled to the store.
-    if (ref === undefined) return checkedPayload(opened.format === 2 ? linesPayload(opened.data, opened.body ?? "") : parsePayloadV1(opened.data), version);
-    return storeSafe(() => spill.open(ref)).then((text) => checkedPayload(opened.format === 2 ? linesPayload(opened.data, text) : parsePayloadV1(parseJson(text)), version));
+    if (ref === undefined) return checkedPayload(linesPayload(opened.data, opened.body ?? ""), version);
+    return storeSafe(() => spill.open(ref)).then((text) => checkedPayload(linesPayload(opened.data, text), version));
   }
 
-  /** A format-2 payload: the header from the sealed data, the records from the lines. */
+  /** A payload: the header from the sealed data, the records from the lines. */
   function linesPayload(data: unknown, text: string): StatePayload | undefined {
     const header = parseHeader(data);
     const j = header && parseLines(text);
-    return header && j ? payloadFrom(header, j, text, 2) : undefined;
+    return header && j ? payloadFrom(header, j, text) : undefined;
   }
 
   function checkedPayload(payload: StatePayload | undefined, version: string | undefined): StatePayload {

@@ -34,7 +34,7 @@ import { deliverTrace, roundTrace, type RoundTrace, traceError } from "../replay
  */
 
 /**
- * Whether `presented` (a verified format-2 journal of the same call) extends what the held
+ * Whether `presented` (a verified journal of the same call) extends what the held
  * generator had seen: a later round, the same binding, every record it saw byte for byte, and
  * at its position the very ask it is waiting on. Only then is resuming it the same as replaying.
  *
@@ -48,7 +48,7 @@ import { deliverTrace, roundTrace, type RoundTrace, traceError } from "../replay
 function extendsHeld(held: LiveCall, presented: StatePayload, binding: StateBinding): boolean {
   const { records, pending } = held.suspended;
   const m = held.minted;
-  if (pending === undefined || presented.format !== 2 || held.payload.r >= presented.r || presented.j.length <= records.length) return false;
+  if (pending === undefined || held.payload.r >= presented.r || presented.j.length <= records.length) return false;
   if (m.method !== binding.method || m.target !== binding.target || m.argumentsDigest !== binding.argumentsDigest || m.principal !== binding.principal) return false;
   if (presented.j[records.length]![0] !== pending.fp) return false;
   for (let i = 0; i < records.length; i++) {
@@ -163,7 +163,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       live.take(state.token, spec.owner);
       const lines = parseLines(from.t);
       if (lines === undefined) throw new Error("a kept continuation is not a journal");
-      payload = payloadFrom(from.h, lines, from.t, 2);
+      payload = payloadFrom(from.h, lines, from.t);
       checkRounds(payload, limits);
     } else if (state !== undefined) {
       // Only after the token verified, bound to this call: resume this instance's suspended
@@ -194,15 +194,14 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     const ctx = (resumed ?? earlier)?.context ?? new CallContext(spec.binding.principal, callId);
     const declared = capabilityCheck(request.clientCapabilities);
     const trace = verifyReplay ? new Map<number, Traced>() : undefined;
-    // Records carried in as lines (format 2) are not written again: the new ones are appended.
-    const carried = payload?.format === 2 ? payload.j.length : 0;
+    // Records carried in as lines are not written again: the new ones are appended.
+    const carried = payload?.j.length ?? 0;
     const current = new Round(
       {
         start: () => spec.start(ctx),
         journal: payload?.j ?? [],
         // Optional parts passed as undefined rather than spread in (no temporary objects per round).
         suspendedAt: from?.n,
-        format: payload?.format ?? 2,
         outstanding: payload?.o,
         partial: payload?.p ?? {},
         responses,
@@ -297,7 +296,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
           suspended: outcome.suspended,
           context: ctx,
           owner: spec.owner,
-          payload: payloadFrom(header, outcome.journal, text, 2),
+          payload: payloadFrom(header, outcome.journal, text),
           minted: {
             nonce: minted.nonce,
             expiresAt: minted.expiresAt,

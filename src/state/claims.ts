@@ -26,9 +26,7 @@ export interface OpenedState<T> {
   nonce: string;
   /** Id of the key that opened it (for rotation metrics). */
   keyId: string;
-  /** 2, or 1 for a token minted in the earlier format (`y1`). */
-  format: 1 | 2;
-  /** The raw text sealed after the data (format 2), if any was. */
+  /** The raw text sealed after the data, if any was. */
   body?: string;
 }
 

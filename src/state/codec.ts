@@ -90,12 +90,10 @@ export interface MintedState {
 }
 
 // Format 2 (y2): the claims JSON, a newline, then the body as raw text (JSON never contains a
-// raw newline, so the first one ends the claims). Format 1 (y1): the claims JSON alone. Tokens
-// are minted in format 2; format-1 tokens still open.
+// raw newline, so the first one ends the claims). Format 1 (y1, the claims alone) was replaced
+// on the first day and never released: its tokens are refused as an unsupported version.
 const SIGNED = "y2s";
 const SEALED = "y2e";
-const SIGNED_V1 = "y1s";
-const SEALED_V1 = "y1e";
 const IV_BYTES = 12;
 const GCM_TAG_BYTES = 16;
 const TOKEN_CHARS = /^[A-Za-z0-9_.-]*$/;
@@ -138,7 +136,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   const principalHash = (key: DerivedKey, principal: string) => truncateBase64url(backend.hmacSha256Base64url(key.principal, principal), 16);
 
   // The sealed header `<version>.<keyId>` is the associated data: computed once per key and version.
-  const aad = new Map<string, Uint8Array>(ring.flatMap((k) => [SEALED, SEALED_V1].map((v) => [`${v}.${k.id}`, encoder.encode(`${v}.${k.id}`)] as const)));
+  const aad = new Map<string, Uint8Array>(ring.flatMap((k) => [SEALED].map((v) => [`${v}.${k.id}`, encoder.encode(`${v}.${k.id}`)] as const)));
   const aadOf = (version: string, key: DerivedKey) => aad.get(`${version}.${key.id}`)!;
   const macOf = (key: DerivedKey, signedPart: string) => backend.hmacSha256Base64url(key.mac, signedPart);
   // Principal hashes, cached: the same principal is hashed again every round of its calls.
@@ -209,15 +207,14 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     return { token, nonce, issuedAt, expiresAt };
   }
 
-  /** Verify the token's integrity and return the plaintext bytes, the key that opened them, and the format. */
-  function verify(token: string, segments: string[], payload: Uint8Array | undefined): { plaintext: Uint8Array; key: DerivedKey; format: 1 | 2 } {
+  /** Verify the token's integrity and return the plaintext bytes and the key that opened them. */
+  function verify(token: string, segments: string[], payload: Uint8Array | undefined): { plaintext: Uint8Array; key: DerivedKey } {
     const version = segments[0]!;
-    const signed = version === SIGNED || version === SIGNED_V1;
-    if (!signed && version !== SEALED && version !== SEALED_V1) {
+    const signed = version === SIGNED;
+    if (!signed && version !== SEALED) {
       if (LOOKS_VERSIONED.test(version)) throw new StateError("unsupported_version", `requestState version "${version}" is not supported`);
       throw new StateError("malformed", "requestState is not a token this server issued");
     }
-    const format = version === SIGNED || version === SEALED ? 2 : 1;
     const expectedSegments = signed ? 4 : 3;
     if (segments.length !== expectedSegments || segments.some((s) => s === "")) {
       throw new StateError("malformed", "requestState has the wrong number of segments");
@@ -235,23 +232,23 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
       }
       const plaintext = payload ?? decodeCheckedAlphabet(segments[2]!);
       if (!plaintext) throw new StateError("malformed", "requestState payload is not base64url");
-      return { plaintext, key, format };
+      return { plaintext, key };
     }
     const sealed = payload ?? decodeCheckedAlphabet(segments[2]!);
     if (!sealed || sealed.length < IV_BYTES + GCM_TAG_BYTES) throw new StateError("bad_signature", "requestState failed verification");
     const plaintext = backend.aesGcmOpen(key.aead, sealed.subarray(0, IV_BYTES), sealed.subarray(IV_BYTES), aadOf(version, key));
     if (!plaintext) throw new StateError("bad_signature", "requestState failed verification");
-    return { plaintext, key, format };
+    return { plaintext, key };
   }
 
-  /** The claims (checked by hand: this runs every round) and, in format 2, the body after them. */
-  function decodeClaims(plaintext: Uint8Array, format: 1 | 2): { claims: Claims; body: string | undefined } {
+  /** The claims (checked by hand: this runs every round) and the body after them. */
+  function decodeClaims(plaintext: Uint8Array): { claims: Claims; body: string | undefined } {
     try {
       const text = decodeUtf8(plaintext);
-      const end = format === 2 ? text.indexOf("\n") : text.length;
+      const end = text.indexOf("\n");
       if (end !== -1) {
         const claims = JSON.parse(text.slice(0, end)) as unknown;
-        if (isClaims(claims)) return { claims, body: format === 2 ? text.slice(end + 1) : undefined };
+        if (isClaims(claims)) return { claims, body: text.slice(end + 1) };
       }
     } catch {
       // fall through: an authentic token that does not decode is still malformed
@@ -260,7 +257,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   }
 
   /** Size, characters, integrity, then the claims: what every reading of a token checks first. */
-  function authentic(token: unknown): { claims: Claims; body: string | undefined; key: DerivedKey; format: 1 | 2 } {
+  function authentic(token: unknown): { claims: Claims; body: string | undefined; key: DerivedKey } {
     if (typeof token !== "string") throw new StateError("malformed", "requestState must be a string");
     // Size first: nothing about an oversized token is decoded or hashed.
     if (token.length > maxTokenBytes) throw new StateError("too_large", `requestState is over the ${maxTokenBytes}-byte limit`);
@@ -273,9 +270,9 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     const charsOk =
       payload !== undefined ? SEGMENT_CHARS.test(segments[0]!) && SEGMENT_CHARS.test(segments[1]!) && (segments.length === 3 || SEGMENT_CHARS.test(segments[3]!)) : TOKEN_CHARS.test(token);
     if (!charsOk) throw new StateError("malformed", "requestState contains characters outside base64url");
-    const { plaintext, key, format } = verify(token, segments, payload);
-    const { claims, body } = decodeClaims(plaintext, format);
-    return { claims, body, key, format };
+    const { plaintext, key } = verify(token, segments, payload);
+    const { claims, body } = decodeClaims(plaintext);
+    return { claims, body, key };
   }
 
   function dataOf(claims: Claims): T {
@@ -287,7 +284,7 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
   }
 
   function open(token: unknown, expected: StateBinding): OpenedState<T> {
-    const { claims, body, key, format } = authentic(token);
+    const { claims, body, key } = authentic(token);
     if (clock() >= claims.exp) throw new StateError("expired", "requestState has expired; start the call again");
     const mismatch =
       claims.m !== expected.method || claims.t !== expected.target
@@ -299,13 +296,13 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
             : undefined;
     if (mismatch) throw new StateError("wrong_binding", `requestState belongs to a call with ${mismatch}`);
     const data = dataOf(claims);
-    const opened: OpenedState<T> = { data, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id, format };
+    const opened: OpenedState<T> = { data, issuedAt: claims.iat, expiresAt: claims.exp, nonce: claims.n, keyId: key.id };
     if (body !== undefined) opened.body = body;
     return opened;
   }
 
   function inspect(token: unknown): InspectedState<T> {
-    const { claims, body, key, format } = authentic(token);
+    const { claims, body, key } = authentic(token);
     return {
       data: dataOf(claims),
       issuedAt: claims.iat,
@@ -313,7 +310,6 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
       expired: clock() >= claims.exp,
       nonce: claims.n,
       keyId: key.id,
-      format,
       method: claims.m,
       target: claims.t,
       argumentsDigest: claims.a,

@@ -1,50 +1,41 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryStore, createRuntime, elicit, parseKeyRing, ProtocolError, type Runtime, tool } from "mcp-yield";
+import { createRuntime, elicit, ProtocolError, tool } from "mcp-yield";
 import { z } from "zod";
-import { FORMAT1_ARGS, FORMAT1_CAPS, FORMAT1_CLOCK, FORMAT1_KEYS, format1Tool } from "../fixtures/format1-tool.js";
-import fixtures from "../fixtures/format1-tokens.json" with { type: "json" };
 import { testKey } from "../support/keys.js";
 import { textOf } from "../support/results.js";
 
-type Fixture = { token: string; stored: Record<string, string> };
-const EXPECTED = `ada 2026-01-02T00:00:00.000Z true ${FORMAT1_CLOCK} A,X,Y`;
-const answer = (choice: string) => ({ action: "accept", content: { choice } });
+describe("token format 1 (never released) is gone", () => {
+  const Pick = z.object({ choice: z.string() });
+  const keys = [testKey("k", 4)];
+  const t = tool({
+    name: "pick",
+    description: "",
+    input: z.object({}),
+    *run() {
+      const a = yield* elicit("x?", Pick, { key: "x" });
+      return a.action;
+    },
+  });
 
-async function runtimeFor(fixture: Fixture, extra: Partial<Parameters<typeof createRuntime>[0]> = {}): Promise<Runtime> {
-  const store = createMemoryStore();
-  for (const [key, value] of Object.entries(fixture.stored)) await store.set(key, value, 3_600_000);
-  const clock = () => FORMAT1_CLOCK + 1000;
-  return createRuntime({ state: { keys: parseKeyRing(FORMAT1_KEYS), clock }, clock, store, ...extra });
-}
-
-const call = (runtime: Runtime, requestState: string, inputResponses: Record<string, unknown>) =>
-  runtime.callTool(format1Tool, { name: "format1", arguments: FORMAT1_ARGS, requestState, inputResponses }, { clientCapabilities: FORMAT1_CAPS });
-
-describe("states minted before the line format (format 1)", () => {
-  for (const [name, fixture] of Object.entries(fixtures as Record<string, Fixture>)) {
-    it(`${name}: a call in flight goes on to the same result`, async () => {
-      const result = await call(await runtimeFor(fixture, { verifyReplay: true }), fixture.token, { y: answer("Y") });
-      expect(textOf(result)).toBe(EXPECTED);
-    });
-
-    it(`${name}: its next state is minted in format 2 and carries the converted journal`, async () => {
-      const runtime = await runtimeFor(fixture, { liveCalls: 0 });
-      // No answer for y: the kept answer to x and the journal move into a format-2 state.
-      const next = (await call(runtime, fixture.token, {})) as { resultType: string; requestState: string };
-      expect(next.resultType).toBe("input_required");
-      expect(next.requestState.slice(0, 3)).toMatch(/^y2[es]$/);
-      const done = await call(runtime, next.requestState, { y: answer("Y") });
-      expect(textOf(done)).toBe(EXPECTED);
-    });
-  }
-
-  it("a format-1 token altered by one character is refused", async () => {
-    const { token, stored } = (fixtures as Record<string, Fixture>).signed!;
-    const i = token.indexOf(".", 4) + 20;
-    const altered = token.slice(0, i) + (token[i] === "A" ? "B" : "A") + token.slice(i + 1);
-    const error = await call(await runtimeFor({ token, stored }), altered, { y: answer("Y") }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ProtocolError);
-    expect((error as ProtocolError).data?.reason).toBe("bad_signature");
+  it("a y1 token is refused as an unsupported version, before its key or tag are looked at, whatever it carries", async () => {
+    const runtime = createRuntime({ state: { keys } });
+    const first = (await runtime.callTool(t, { name: "pick", arguments: {} }, { clientCapabilities: { elicitation: {} } })) as { requestState: string };
+    for (const version of ["y1e", "y1s"]) {
+      // An authentic format-2 token relabelled, and one under a key this server does not hold.
+      for (const token of [version + first.requestState.slice(3), `${version}.nokey.AAAA${version === "y1s" ? ".AAAA" : ""}`]) {
+        const error = await runtime.callTool(t, { name: "pick", arguments: {}, requestState: token, inputResponses: {} }, { clientCapabilities: { elicitation: {} } }).catch((e: unknown) => e);
+        expect(error, token).toBeInstanceOf(ProtocolError);
+        expect((error as ProtocolError).code).toBe(-32602);
+        expect((error as ProtocolError).data?.reason).toBe("unsupported_version");
+      }
+    }
+    // The format-2 token itself still completes the call.
+    const done = await runtime.callTool(
+      t,
+      { name: "pick", arguments: {}, requestState: first.requestState, inputResponses: { x: { action: "accept", content: { choice: "A" } } } },
+      { clientCapabilities: { elicitation: {} } },
+    );
+    expect(textOf(done)).toBe("accept");
   });
 });
 
