@@ -95,15 +95,15 @@ export type { TaskOptions } from "./tasks/types.js";
 export { createTaskAdmin, type TaskAdmin, type TaskDetail, type TaskListOptions, type TaskSummary } from "./tasks/admin.js";
 export { fixtureFromState, type JournalFixture } from "./journal/fixture.js";
 export { DivergenceError, MissingCapabilityError, NondeterminismError } from "./replay/errors.js";
-export type { StepRun } from "./replay/round.js";
+export type { StepRun } from "./replay/round/round.js";
 export { formatRoundTrace, type RoundTrace, type RoundPath, type RoundOutcomeKind } from "./runtime/trace.js";
 export { formatStateReport, inspectState, type InspectedRecord, type StateReport } from "./journal/inspect.js";
 
 // The requestState codec and its keys.
-export { createStateCodec, type InspectedState, type MintedState, type StateCodec, type StateCodecOptions, type StateMode } from "./state/codec.js";
+export { createStateCodec, type InspectedState, type MintedState, type StateCodec, type StateCodecOptions, type StateMode } from "./state/token/codec.js";
 export { StateError, StateConfigError, type StateErrorReason } from "./state/errors.js";
-export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./state/keyring.js";
-export type { StateBinding, OpenedState } from "./state/claims.js";
+export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./state/token/keyring.js";
+export type { StateBinding, OpenedState } from "./state/token/claims.js";
 export { UnsupportedValueError } from "./state/value-text.js";
 export { randomBytes } from "./state/random.js";
 

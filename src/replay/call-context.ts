@@ -1,7 +1,7 @@
 import { digestOf } from "../state/index.js";
 import { CAPABILITIES, type Capability } from "../wire/index.js";
 import type { RunContext } from "../authoring/definitions.js";
-import type { Round } from "./round.js";
+import type { Round } from "./round/round.js";
 import type { SeenTimes } from "./ambient.js";
 import { checkSignalName } from "../authoring/effects.js";
 

@@ -1,7 +1,7 @@
 import { canonicalJson } from "../state/index.js";
 import { type AskEffect, isAskEffect } from "../authoring/effects.js";
 import { requestOf } from "../journal/journal.js";
-import type { Traced } from "./round.js";
+import type { Traced } from "./round/round.js";
 
 /** Long values are cut to this many characters in messages. */
 const PREVIEW = 120;

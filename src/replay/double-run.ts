@@ -6,8 +6,8 @@ import { describeChange } from "./divergence.js";
 import { AuthorCodeError, DivergenceError, NondeterminismError } from "./errors.js";
 import type { JournalRecord } from "../journal/journal.js";
 import { type SeenTimes, withAmbient } from "./ambient.js";
-import { Round, type RoundOutcome, type Traced } from "./round.js";
-import type { RoundInput } from "./round-types.js";
+import { Round, type RoundOutcome, type Traced } from "./round/round.js";
+import type { RoundInput } from "./round/types.js";
 
 /** What the double-run needs to replay a round the way another instance would. */
 export interface ReplayCheck {

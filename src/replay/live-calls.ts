@@ -5,7 +5,7 @@
 
 import type { CallContext } from "./call-context.js";
 import type { StatePayload } from "../journal/journal.js";
-import type { Suspended } from "./round.js";
+import type { Suspended } from "./round/round.js";
 import { ArrivalQueue } from "../util/arrival-queue.js";
 import { OpenHashTable, tailHash } from "../util/open-hash-table.js";
 

@@ -1,6 +1,6 @@
 import type { StateBinding } from "../state/index.js";
 import { ProtocolError } from "../wire/index.js";
-import type { StepRun } from "./round.js";
+import type { StepRun } from "./round/round.js";
 
 /**
  * How a round got to where the previous one stopped: the call's first round, this instance's

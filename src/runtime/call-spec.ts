@@ -1,7 +1,7 @@
 import type { RunContext, RunGenerator } from "../authoring/definitions.js";
 import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
-import type { Suspended } from "../replay/round.js";
+import type { Suspended } from "../replay/round/round.js";
 import type { StateBinding } from "../state/index.js";
 
 // What the round host and single use both know of a call: its definition, binding and state.

@@ -1,6 +1,6 @@
 import type { MintedState, OpenedState, StateBinding, StateCodec } from "../state/index.js";
 import { StateError } from "../state/index.js";
-import { jsonMinterOf, mintsBase64urlTokens } from "../state/codec.js";
+import { jsonMinterOf, mintsBase64urlTokens } from "../state/token/codec.js";
 import { headerJson, parseHeader, parseLines, payloadFrom, type StateHeader, type StatePayload } from "../journal/journal.js";
 import type { SpillRef } from "../journal/spill-ref.js";
 import { DivergenceError, type ErrorInfo } from "../replay/errors.js";

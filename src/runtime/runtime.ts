@@ -6,7 +6,7 @@ import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
 import { authorFailureText, type ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
-import type { Suspended } from "../replay/round.js";
+import type { Suspended } from "../replay/round/round.js";
 import { deliverTrace, roundTrace, traceError } from "../replay/round-trace.js";
 import { createTaskEngine } from "../tasks/engine.js";
 import { DEFAULT_TASK_TTL_MS, type TaskEngine } from "../tasks/types.js";

@@ -6,7 +6,7 @@ import { withAmbient } from "../replay/ambient.js";
 import { withRefusals } from "../replay/answers.js";
 import { AuthorCodeError, DivergenceError, type ErrorInfo, NondeterminismError } from "../replay/errors.js";
 import type { LiveCall, LiveCalls } from "../replay/live-calls.js";
-import { Round, type RoundOutcome, type Traced } from "../replay/round.js";
+import { Round, type RoundOutcome, type Traced } from "../replay/round/round.js";
 import type { StateBinding } from "../state/index.js";
 import { capabilityCheck, type InputRequiredResult, ProtocolError } from "../wire/index.js";
 import { checkRounds, ownResponses, storeSafe } from "./admission.js";

@@ -1,5 +1,5 @@
 import { truncateBase64url } from "./base64url.js";
-import { defaultBackend } from "./crypto.js";
+import { defaultBackend } from "./token/crypto.js";
 import { isDeepFrozen, markDeepFrozen, numberJson, quotedKey, quoteJson } from "./json-text.js";
 
 /**

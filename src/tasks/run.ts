@@ -6,7 +6,7 @@ import { withRefusals } from "../replay/answers.js";
 import type { ToolDefinition } from "../authoring/definitions.js";
 import { AuthorCodeError, authorFailureText, type ErrorInfo } from "../replay/errors.js";
 import type { LiveCalls } from "../replay/live-calls.js";
-import { Round, type RoundOutcome } from "../replay/round.js";
+import { Round, type RoundOutcome } from "../replay/round/round.js";
 import { deliverTrace, roundTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
 import type { TaskRecord } from "./record/record.js";

@@ -2,7 +2,7 @@ import type { ToolDefinition } from "../authoring/definitions.js";
 import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
 import type { ErrorInfo } from "../replay/errors.js";
-import type { Suspended } from "../replay/round.js";
+import type { Suspended } from "../replay/round/round.js";
 import type { RoundTrace } from "../replay/round-trace.js";
 import type { PrincipalBytes, Store, StoreClock } from "../store/index.js";
 import type { CreateTaskResult, GetTaskResult } from "../wire/index.js";

@@ -6,7 +6,7 @@ import { describeAskChange, describeFingerprint } from "../journal/journal.js";
 import { withAmbient } from "../replay/ambient.js";
 import { CallContext } from "../replay/call-context.js";
 import { AuthorCodeError, DivergenceError } from "../replay/errors.js";
-import { Round, type RoundOutcome } from "../replay/round.js";
+import { Round, type RoundOutcome } from "../replay/round/round.js";
 import { canonicalJson, decodeValue } from "../state/index.js";
 
 // Saved journals replayed against the code as it is now: the capture → fixture → CI recipe

@@ -2,7 +2,7 @@ import { canonicalEntries, digestOfText } from "../../state/canonical.js";
 import { recordLines, type StatePayload } from "../../journal/journal.js";
 import type { ErrorInfo } from "../../replay/errors.js";
 import type { LiveCalls } from "../../replay/live-calls.js";
-import type { Round } from "../../replay/round.js";
+import type { Round } from "../../replay/round/round.js";
 import type { RoundTrace } from "../../replay/round-trace.js";
 import { ErrorCode, type InputRequiredResult, ProtocolError } from "../../wire/index.js";
 import { storeSafe, storeSafeNow } from "../admission.js";

@@ -1,4 +1,4 @@
-import { MULTI_ROUND_METHODS, type MultiRoundMethod } from "../wire/params.js";
+import { MULTI_ROUND_METHODS, type MultiRoundMethod } from "../../wire/params.js";
 
 /** What a state is bound to: the one call it belongs to. */
 export interface StateBinding {

@@ -1,6 +1,6 @@
-import { decodeBase64url } from "./base64url.js";
+import { decodeBase64url } from "../base64url.js";
 import type { CryptoBackend } from "./crypto.js";
-import { StateConfigError } from "./errors.js";
+import { StateConfigError } from "../errors.js";
 
 /** A secret with a public id. The id travels in every token so any key of the ring can open it. */
 export interface StateKey {

@@ -1,9 +1,9 @@
-import type { RunGenerator } from "../authoring/definitions.js";
-import type { Effect } from "../authoring/effects.js";
-import type { JournalRecord } from "../journal/journal.js";
-import type { Capability, InputRequest } from "../wire/index.js";
+import type { RunGenerator } from "../../authoring/definitions.js";
+import type { Effect } from "../../authoring/effects.js";
+import type { JournalRecord } from "../../journal/journal.js";
+import type { Capability, InputRequest } from "../../wire/index.js";
 
-// What a round takes and gives back (replay/round.ts runs it): the round's vocabulary, kept
+// What a round takes and gives back (replay/round/round.ts runs it): the round's vocabulary, kept
 // apart so the engine's file is the engine.
 
 /** A step a round ran: its name, when it started (ms since the epoch), how long it took, whether it returned. */

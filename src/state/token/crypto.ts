@@ -1,8 +1,8 @@
 import { gcm } from "@noble/ciphers/aes.js";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { encodeBase64url } from "./base64url.js";
-import { randomBytes } from "./random.js";
+import { encodeBase64url } from "../base64url.js";
+import { randomBytes } from "../random.js";
 
 /**
  * The few primitives the codec needs. On Node the native `node:crypto` is used (measured

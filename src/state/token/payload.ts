@@ -1,4 +1,4 @@
-import { decodeParts, encodeParts } from "./value-text.js";
+import { decodeParts, encodeParts } from "../value-text.js";
 
 /**
  * How the data inside a token is encoded: by the journal's own value rules (`value-text.ts`).

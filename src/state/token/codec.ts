@@ -1,11 +1,11 @@
-import { integerOption } from "../util/options.js";
-import { decodeBase64url, decodeCanonicalNative, decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "./base64url.js";
-import { digestOf } from "./canonical.js";
+import { integerOption } from "../../util/options.js";
+import { decodeBase64url, decodeCanonicalNative, decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "../base64url.js";
+import { digestOf } from "../canonical.js";
 import { type Claims, isClaims, type OpenedState, type StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
-import { StateConfigError, StateError } from "./errors.js";
+import { StateConfigError, StateError } from "../errors.js";
 import { decodeData, encodeData } from "./payload.js";
-import { numberJson, quoteJson } from "./json-text.js";
+import { numberJson, quoteJson } from "../json-text.js";
 import { buildKeyRing, type DerivedKey, type StateKey } from "./keyring.js";
 
 /** `signed`: HMAC-SHA256, payload readable by the client. `sealed`: AES-256-GCM, payload hidden. */
