@@ -71,19 +71,61 @@ export interface RoundHostParts {
   verifyReplay: boolean;
 }
 
+/** A result as comparable text, or why shaping it failed (for the double-run). */
+const shapeText =
+  <R, T>(spec: CallSpec<R, T>) =>
+  (value: unknown): string => {
+    try {
+      return canonicalJson(spec.shape(value));
+    } catch (error) {
+      return `(the result could not be shaped: ${error instanceof Error ? error.message : String(error)})`;
+    }
+  };
+
+/** A failed double-run is a server-side fault: reported, then the round's error. */
+async function checked(report: (error: unknown, info: ErrorInfo) => void, verification: Promise<void>, info: ErrorInfo): Promise<void> {
+  try {
+    await verification;
+  } catch (error) {
+    if (error instanceof NondeterminismError) report(error, info);
+    throw error;
+  }
+}
+
+/** A round traced: `runRound` run with a trace that `observe` receives, whatever the round's end. */
+async function runObserved<R, T>(
+  runRound: (spec: CallSpec<R, T>, request: RequestInfo, observed: RoundTrace) => Promise<R | InputRequiredResult | T>,
+  spec: CallSpec<R, T>,
+  request: RequestInfo,
+  observe: (trace: RoundTrace) => void,
+): Promise<R | InputRequiredResult | T> {
+  const trace = roundTrace({
+    method: spec.binding.method,
+    target: spec.binding.target,
+    definition: spec.definition,
+    callId: undefined,
+    round: 0,
+    path: spec.requestState === undefined ? "first" : "replayed",
+    replayed: 0,
+    stateBytesIn: spec.requestState?.length ?? 0,
+  });
+  const started = performance.now();
+  try {
+    return await runRound(spec, request, trace);
+  } catch (error) {
+    trace.outcome = "error";
+    trace.error = traceError(error);
+    // Refused before any round ran (round still 0): bad, expired or redeemed state, ...
+    if (trace.round === 0) trace.path = "refused";
+    throw error;
+  } finally {
+    trace.ms = performance.now() - started;
+    deliverTrace(observe, trace);
+  }
+}
+
 /** The round runner of one runtime: `run(spec, request)` serves one request of a multi-round call. */
 export function createRoundHost({ limits, calls, live, redemption, clock, report, onRound, verifyReplay }: RoundHostParts) {
-  /** A result as comparable text, or why shaping it failed (for the double-run). */
-  const shapeText =
-    <R, T>(spec: CallSpec<R, T>) =>
-    (value: unknown): string => {
-      try {
-        return canonicalJson(spec.shape(value));
-      } catch (error) {
-        return `(the result could not be shaped: ${error instanceof Error ? error.message : String(error)})`;
-      }
-    };
-
   /**
    * One round. With a store, the state it presents is redeemed once: the same request again
    * gets this round's response from the store, a different one is refused (`state_redeemed`).
@@ -93,33 +135,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     // hops, measured on the resume path. Callers are async, so a throw here still rejects.
     const observe = onRound;
     if (observe === undefined) return runRound(spec, request, undefined);
-    return runObserved(spec, request, observe);
-  }
-
-  async function runObserved<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observe: (trace: RoundTrace) => void): Promise<R | InputRequiredResult | T> {
-    const trace = roundTrace({
-      method: spec.binding.method,
-      target: spec.binding.target,
-      definition: spec.definition,
-      callId: undefined,
-      round: 0,
-      path: spec.requestState === undefined ? "first" : "replayed",
-      replayed: 0,
-      stateBytesIn: spec.requestState?.length ?? 0,
-    });
-    const started = performance.now();
-    try {
-      return await runRound(spec, request, trace);
-    } catch (error) {
-      trace.outcome = "error";
-      trace.error = traceError(error);
-      // Refused before any round ran (round still 0): bad, expired or redeemed state, ...
-      if (trace.round === 0) trace.path = "refused";
-      throw error;
-    } finally {
-      trace.ms = performance.now() - started;
-      deliverTrace(observe, trace);
-    }
+    return runObserved(runRound, spec, request, observe);
   }
 
   function runRound<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
@@ -263,7 +279,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         if (observed) observed.outcome = "author_error";
         return spec.onAuthorFailure();
       }
-      if (check) await checked(checkReplay(check, { type: "complete", journal: outcome.journal, result: canonicalJson(result) }, shapeText(spec)), info);
+      if (check) await checked(report, checkReplay(check, { type: "complete", journal: outcome.journal, result: canonicalJson(result) }, shapeText(spec)), info);
       return result;
     }
     const header: StateHeader = { r: round, c: callId, o: outcome.outstanding };
@@ -285,7 +301,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         pending: outcome.suspended.pending!.fp,
         inputRequests: canonicalJson(outcome.inputRequests),
       };
-      await checked(checkReplay(check, expected, shapeText(spec)), info);
+      await checked(report, checkReplay(check, expected, shapeText(spec)), info);
     }
     // A call whose signal fired is not resumed: its next round replays with a fresh one. With
     // `liveCalls: 0` (several instances without affinity) the entry is not even built.
@@ -317,16 +333,6 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       observed.stateBytesOut = requestState.length;
     }
     return { resultType: "input_required", inputRequests: withRefusals(outcome.inputRequests, outcome.refused), requestState };
-  }
-
-  /** A failed double-run is a server-side fault: reported, then the round's error. */
-  async function checked(verification: Promise<void>, info: ErrorInfo): Promise<void> {
-    try {
-      await verification;
-    } catch (error) {
-      if (error instanceof NondeterminismError) report(error, info);
-      throw error;
-    }
   }
 
   return run;

@@ -1,24 +1,23 @@
-import { decodeValue, encodeBase64url, randomBytes, randomUuid } from "../state/index.js";
+import { randomUuid } from "../state/index.js";
 import { StoreError } from "../store/index.js";
-import { capabilityCheck, ErrorCode, ProtocolError } from "../wire/index.js";
+import { capabilityCheck, ProtocolError } from "../wire/index.js";
 import { CallContext } from "../replay/call-context.js";
-import { withRefusals } from "../replay/answers.js";
 import type { ToolDefinition } from "../authoring/definitions.js";
-import { AuthorCodeError, authorFailureText, type ErrorInfo } from "../replay/errors.js";
+import { AuthorCodeError, type ErrorInfo } from "../replay/errors.js";
 import type { LiveCalls } from "../replay/live-calls.js";
 import { Round, type RoundOutcome } from "../replay/round/round.js";
 import { deliverTrace, roundTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
-import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
 import type { TaskRecord } from "./record/record.js";
 import type { Parked } from "./types.js";
 import type { createTaskRecords } from "./record/record-store.js";
 import { signalFor, signalToken, type TextSigner } from "./signals.js";
 import * as transition from "./record/transitions.js";
+import { createRunEnds, Stop } from "./run-end.js";
 
 // tasks/run.ts owns one run of a task on this instance, under a lease it holds: the generator
 // driven through a Round until it parks on asks, sleeps, waits for a signal or ends, every
 // write of its progress fenced on the run still holding the task, heartbeats that renew the
-// lease and notice a cancel or a takeover, and what the run's end writes.
+// lease and notice a cancel or a takeover. What its edges write is tasks/run-end.ts's.
 //
 // Invariants:
 // 1. A run writes only while it holds the task (`transition.owns`): a run that lost its lease,
@@ -28,13 +27,6 @@ import * as transition from "./record/transitions.js";
 // 3. A step never begins without the run knowing it still holds the task for a quarter lease.
 // 4. Every run ends with an outcome written, a parked state, or the task left to the lease's
 //    end (a store that does not answer): never in between.
-
-/** Why a run stopped without an outcome of its own. */
-export class Stop extends Error {
-  constructor(readonly why: "cancelled" | "lost" | "shutdown") {
-    super(`task run stopped: ${why}`);
-  }
-}
 
 /** What runs need from the engine that owns them. */
 export interface RunParts {
@@ -70,47 +62,13 @@ export function createTaskRuns(parts: RunParts) {
   /** A new run of a task on this instance: a lease of its own, and the task's runs counted. */
   const newRun: transition.NewRun = (r) => ({ lease: lease(randomUuid()), runs: (r.runs ?? 0) + 1 });
 
-  /** End the task with `outcome`: by the run that holds it (`run`), or a cancellation by anyone. */
-  const finish = (id: string, outcome: transition.Outcome, run?: string) =>
-    // A result is the principal's data; a failure or a cancellation must always be writable.
-    update(id, (r) => transition.finish(r, outcome, outcome.status === "cancelled" ? undefined : holderOf(run)), outcome.status === "completed");
+  const { finish, prepare, settle, settleFailure } = createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time });
 
   function launch(record: TaskRecord, resume: Parked | undefined): Promise<void> {
     const run = drive(record, resume).catch((error: unknown) => report(error, infoOf(record)));
     runs.add(run);
     void run.finally(() => runs.delete(run));
     return run;
-  }
-
-  /** The definition and input a run needs, or `undefined` when the run already ended the task. */
-  async function prepare(record: TaskRecord, run: string | undefined): Promise<{ def: ToolDefinition; input: unknown } | undefined> {
-    const def = defs.get(record.tool);
-    if (def === undefined) {
-      // Another deployment's tool: let an instance that has it take the task over.
-      await update(record.id, (r) => transition.handOver(r, holderOf(run)));
-      report(new Error(`task ${record.id}: this instance has no tool "${record.tool}"; released for another instance`), infoOf(record));
-      return undefined;
-    }
-    if (def.version !== record.version) {
-      const message = `The tool "${def.name}" changed version (from ${JSON.stringify(record.version ?? null)} to ${JSON.stringify(def.version ?? null)}) while the task ran`;
-      await finish(record.id, { status: "failed", message: "The tool changed", error: { code: ErrorCode.InvalidParams, message, data: { reason: "journal_divergence" } } }, run);
-      return undefined;
-    }
-    // The parsed input the first run got (a value text), or — kept only when none could carry
-    // it — the arguments, parsed again.
-    if (record.input !== undefined) return { def, input: decodeValue(record.input) };
-    const input = def.input.safeParse(record.args);
-    if (input.success) return { def, input: input.data };
-    await finish(
-      record.id,
-      {
-        status: "failed",
-        message: "Invalid arguments",
-        error: { code: ErrorCode.InvalidParams, message: `The task's arguments no longer fit the tool "${def.name}"`, data: { reason: "invalid_arguments" } },
-      },
-      run,
-    );
-    return undefined;
   }
 
   /** Run the task (leased by this instance) until it parks on asks or ends. */
@@ -258,88 +216,6 @@ export function createTaskRuns(parts: RunParts) {
         deliverTrace(onRound!, observed);
       }
     }
-  }
-
-  /** Write where a run that reached an outcome of its round left the task. */
-  async function settle(
-    record: TaskRecord,
-    def: ToolDefinition,
-    outcome: RoundOutcome,
-    generator: { suspended: Parked["suspended"] | undefined; context: CallContext },
-    run: string | undefined,
-  ): Promise<void> {
-    const id = record.id;
-    const holder = holderOf(run);
-    switch (outcome.type) {
-      case "complete": {
-        let result: ReturnType<typeof shapeToolResult>;
-        try {
-          result = shapeToolResult(def, outcome.value);
-        } catch (error) {
-          if (!(error instanceof ResultShapeError)) throw error;
-          report(error, infoOf(record));
-          result = errorToolResult(authorFailureText("Tool", def.name));
-        }
-        await finish(id, { status: "completed", result, journal: outcome.journal }, run);
-        return;
-      }
-      case "input_required":
-        await park(record, def, outcome, { suspended: generator.suspended!, context: generator.context }, run);
-        return;
-      case "sleep":
-        if (outcome.until >= record.created + record.ttlMs) {
-          // The task would be gone (its record expired) before it woke: the author's mistake, said plainly.
-          report(
-            new Error(
-              `task ${id}: sleep() until ${new Date(outcome.until).toISOString()} passes the task's lifetime (ttlMs ${record.ttlMs} from ${new Date(record.created).toISOString()}); raise tasks.ttlMs or sleep less`,
-            ),
-            infoOf(record),
-          );
-          await finish(id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)), journal: outcome.journal }, run);
-          return;
-        }
-        // Nobody holds a sleeping task: it waits in the store (due at its wake time), and the
-        // sweeper of whichever instance finds it due replays it from the journal.
-        await update(id, (r) => transition.sleep(r, holder, outcome.journal, outcome.until), true);
-        return;
-      case "wait":
-        await update(id, (r) => transition.awaitSignal(r, holder, outcome, time.now()), true);
-        return;
-      case "task":
-        throw new Error("a task cannot become a task again");
-    }
-  }
-
-  async function settleFailure(record: TaskRecord, def: ToolDefinition, error: unknown, stop: Stop | undefined, run: string | undefined): Promise<void> {
-    const id = record.id;
-    const why = stop?.why ?? (error instanceof Stop ? error.why : undefined);
-    if (why === "cancelled") {
-      await finish(id, { status: "cancelled" });
-    } else if (why === "lost") {
-      // Someone else runs it (or it ended): nothing to write.
-    } else if (stop?.why === "shutdown") {
-      await update(id, (r) => transition.release(r, holderOf(run)));
-    } else if (error instanceof StoreError) {
-      report(error, infoOf(record)); // the lease runs out; another instance takes over
-    } else if (error instanceof AuthorCodeError && !(error.cause instanceof ProtocolError)) {
-      // Like a foreground call: the tool failed, the model sees an isError result.
-      report(error.cause, infoOf(record));
-      await finish(id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)) }, run);
-    } else {
-      const protocol = error instanceof AuthorCodeError ? (error.cause as ProtocolError) : error instanceof ProtocolError ? error : undefined;
-      if (protocol === undefined) report(error, infoOf(record));
-      const failure = protocol?.toJSON() ?? { code: ErrorCode.InternalError, message: "Internal error" };
-      await finish(id, { status: "failed", message: failure.message, error: failure }, run);
-    }
-  }
-
-  /** The task waits for answers: new asks get wire keys never used before in this task. */
-  async function park(record: TaskRecord, def: ToolDefinition, outcome: Extract<RoundOutcome, { type: "input_required" }>, generator: Parked, run: string | undefined): Promise<void> {
-    const nonce = encodeBase64url(randomBytes(16));
-    const asks = { journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial, requests: withRefusals(outcome.inputRequests, outcome.refused) };
-    const parkedNow = await update(record.id, (r) => transition.park(r, holderOf(run), asks, nonce), true);
-    if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs);
-    else if (parkedNow.record?.cancel === true) await finish(record.id, { status: "cancelled" });
   }
 
   return {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createStateCodec, type StateBinding } from "mcp-yield";
 import { decodeBase64url } from "../../src/internal.js";
 import { headerJson, type StateHeader } from "../../src/journal/journal.js";
-import { jsonMinterOf } from "../../src/state/codec.js";
+import { jsonMinterOf } from "../../src/state/token/codec.js";
 import { testKey } from "../support/keys.js";
 
 // The runtime seals its header as JSON text written by hand (journal.ts `headerJson`) through

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, digestOf, encodeBase64url, shortDigest } from "../../src/internal.js";
 import { truncateBase64url } from "../../src/state/base64url.js";
-import { nodeBackend, portableBackend } from "../../src/state/crypto.js";
+import { nodeBackend, portableBackend } from "../../src/state/token/crypto.js";
 
 // Digests and MACs are made as base64url text in one native step (no byte buffer). Tokens,
 // fingerprints and argument digests already issued must keep their exact text: these compare

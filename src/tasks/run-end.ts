@@ -1,0 +1,164 @@
+import { decodeValue, encodeBase64url, randomBytes } from "../state/index.js";
+import { StoreError } from "../store/index.js";
+import { ErrorCode, ProtocolError } from "../wire/index.js";
+import type { CallContext } from "../replay/call-context.js";
+import { withRefusals } from "../replay/answers.js";
+import type { ToolDefinition } from "../authoring/definitions.js";
+import { AuthorCodeError, authorFailureText, type ErrorInfo } from "../replay/errors.js";
+import type { LiveCalls } from "../replay/live-calls.js";
+import type { RoundOutcome } from "../replay/round/round.js";
+import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
+import type { TaskRecord } from "./record/record.js";
+import type { createTaskRecords } from "./record/record-store.js";
+import * as transition from "./record/transitions.js";
+import type { Parked } from "./types.js";
+
+// tasks/run-end.ts owns what a run of a task (tasks/run.ts) writes at its edges: whether it may
+// begin (the definition and input it needs, or the task ended for want of them), and where its
+// end leaves the task — completed, failed, parked on asks, asleep, waiting for a signal, handed
+// back, or cancelled. Every write is a transition fenced on the run that holds the task.
+
+/** Why a run stopped without an outcome of its own. */
+export class Stop extends Error {
+  constructor(readonly why: "cancelled" | "lost" | "shutdown") {
+    super(`task run stopped: ${why}`);
+  }
+}
+
+/** What a run's ends need from the engine. */
+export interface RunEndParts {
+  me: string;
+  defs: ReadonlyMap<string, ToolDefinition>;
+  update: ReturnType<typeof createTaskRecords>["update"];
+  report: (error: unknown, info: ErrorInfo) => void;
+  parked: LiveCalls<Parked & { owner: object }>;
+  clock: () => number;
+  ttlMs: number;
+  time: { now(): number };
+}
+
+/** The writes at a run's edges, for the runs of one engine. */
+export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time }: RunEndParts) {
+  const holderOf = (run: string | undefined): transition.Holder => ({ owner: me, run });
+  const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
+
+  /** End the task with `outcome`: by the run that holds it (`run`), or a cancellation by anyone. */
+  const finish = (id: string, outcome: transition.Outcome, run?: string) =>
+    // A result is the principal's data; a failure or a cancellation must always be writable.
+    update(id, (r) => transition.finish(r, outcome, outcome.status === "cancelled" ? undefined : holderOf(run)), outcome.status === "completed");
+
+  /** The definition and input a run needs, or `undefined` when the run already ended the task. */
+  async function prepare(record: TaskRecord, run: string | undefined): Promise<{ def: ToolDefinition; input: unknown } | undefined> {
+    const def = defs.get(record.tool);
+    if (def === undefined) {
+      // Another deployment's tool: let an instance that has it take the task over.
+      await update(record.id, (r) => transition.handOver(r, holderOf(run)));
+      report(new Error(`task ${record.id}: this instance has no tool "${record.tool}"; released for another instance`), infoOf(record));
+      return undefined;
+    }
+    if (def.version !== record.version) {
+      const message = `The tool "${def.name}" changed version (from ${JSON.stringify(record.version ?? null)} to ${JSON.stringify(def.version ?? null)}) while the task ran`;
+      await finish(record.id, { status: "failed", message: "The tool changed", error: { code: ErrorCode.InvalidParams, message, data: { reason: "journal_divergence" } } }, run);
+      return undefined;
+    }
+    // The parsed input the first run got (a value text), or — kept only when none could carry
+    // it — the arguments, parsed again.
+    if (record.input !== undefined) return { def, input: decodeValue(record.input) };
+    const input = def.input.safeParse(record.args);
+    if (input.success) return { def, input: input.data };
+    await finish(
+      record.id,
+      {
+        status: "failed",
+        message: "Invalid arguments",
+        error: { code: ErrorCode.InvalidParams, message: `The task's arguments no longer fit the tool "${def.name}"`, data: { reason: "invalid_arguments" } },
+      },
+      run,
+    );
+    return undefined;
+  }
+
+  /** Write where a run that reached an outcome of its round left the task. */
+  async function settle(
+    record: TaskRecord,
+    def: ToolDefinition,
+    outcome: RoundOutcome,
+    generator: { suspended: Parked["suspended"] | undefined; context: CallContext },
+    run: string | undefined,
+  ): Promise<void> {
+    const id = record.id;
+    const holder = holderOf(run);
+    switch (outcome.type) {
+      case "complete": {
+        let result: ReturnType<typeof shapeToolResult>;
+        try {
+          result = shapeToolResult(def, outcome.value);
+        } catch (error) {
+          if (!(error instanceof ResultShapeError)) throw error;
+          report(error, infoOf(record));
+          result = errorToolResult(authorFailureText("Tool", def.name));
+        }
+        await finish(id, { status: "completed", result, journal: outcome.journal }, run);
+        return;
+      }
+      case "input_required":
+        await park(record, def, outcome, { suspended: generator.suspended!, context: generator.context }, run);
+        return;
+      case "sleep":
+        if (outcome.until >= record.created + record.ttlMs) {
+          // The task would be gone (its record expired) before it woke: the author's mistake, said plainly.
+          report(
+            new Error(
+              `task ${id}: sleep() until ${new Date(outcome.until).toISOString()} passes the task's lifetime (ttlMs ${record.ttlMs} from ${new Date(record.created).toISOString()}); raise tasks.ttlMs or sleep less`,
+            ),
+            infoOf(record),
+          );
+          await finish(id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)), journal: outcome.journal }, run);
+          return;
+        }
+        // Nobody holds a sleeping task: it waits in the store (due at its wake time), and the
+        // sweeper of whichever instance finds it due replays it from the journal.
+        await update(id, (r) => transition.sleep(r, holder, outcome.journal, outcome.until), true);
+        return;
+      case "wait":
+        await update(id, (r) => transition.awaitSignal(r, holder, outcome, time.now()), true);
+        return;
+      case "task":
+        throw new Error("a task cannot become a task again");
+    }
+  }
+
+  async function settleFailure(record: TaskRecord, def: ToolDefinition, error: unknown, stop: Stop | undefined, run: string | undefined): Promise<void> {
+    const id = record.id;
+    const why = stop?.why ?? (error instanceof Stop ? error.why : undefined);
+    if (why === "cancelled") {
+      await finish(id, { status: "cancelled" });
+    } else if (why === "lost") {
+      // Someone else runs it (or it ended): nothing to write.
+    } else if (stop?.why === "shutdown") {
+      await update(id, (r) => transition.release(r, holderOf(run)));
+    } else if (error instanceof StoreError) {
+      report(error, infoOf(record)); // the lease runs out; another instance takes over
+    } else if (error instanceof AuthorCodeError && !(error.cause instanceof ProtocolError)) {
+      // Like a foreground call: the tool failed, the model sees an isError result.
+      report(error.cause, infoOf(record));
+      await finish(id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)) }, run);
+    } else {
+      const protocol = error instanceof AuthorCodeError ? (error.cause as ProtocolError) : error instanceof ProtocolError ? error : undefined;
+      if (protocol === undefined) report(error, infoOf(record));
+      const failure = protocol?.toJSON() ?? { code: ErrorCode.InternalError, message: "Internal error" };
+      await finish(id, { status: "failed", message: failure.message, error: failure }, run);
+    }
+  }
+
+  /** The task waits for answers: new asks get wire keys never used before in this task. */
+  async function park(record: TaskRecord, def: ToolDefinition, outcome: Extract<RoundOutcome, { type: "input_required" }>, generator: Parked, run: string | undefined): Promise<void> {
+    const nonce = encodeBase64url(randomBytes(16));
+    const asks = { journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial, requests: withRefusals(outcome.inputRequests, outcome.refused) };
+    const parkedNow = await update(record.id, (r) => transition.park(r, holderOf(run), asks, nonce), true);
+    if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs);
+    else if (parkedNow.record?.cancel === true) await finish(record.id, { status: "cancelled" });
+  }
+
+  return { finish, prepare, settle, settleFailure };
+}
