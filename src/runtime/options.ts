@@ -1,6 +1,6 @@
 import type { StateCodec, StateCodecOptions } from "../state/index.js";
 import type { Store } from "../store/index.js";
-import type { TaskOptions } from "../tasks/types.js";
+import { DEFAULT_TASK_TTL_MS, type TaskOptions } from "../tasks/types.js";
 import { integerOption } from "../util/options.js";
 import type { CallToolResult, CreateTaskResult, GetPromptResult, InputRequiredResult, ReadResourceResult } from "../wire/index.js";
 import type { ErrorInfo } from "../replay/errors.js";
@@ -140,6 +140,39 @@ export function resolveLimits(given: RuntimeLimits = {}): Required<RuntimeLimits
     maxInputResponseDepth: integerOption("limits.maxInputResponseDepth", given.maxInputResponseDepth, 32),
     maxArgumentBytes: integerOption("limits.maxArgumentBytes", given.maxArgumentBytes, 1024 * 1024),
     maxArgumentDepth: integerOption("limits.maxArgumentDepth", given.maxArgumentDepth, 64),
+  };
+}
+
+/** Task timing with every default filled in, each checked (a bad one throws at construction). */
+export function resolveTaskOptions(given: TaskOptions = {}): Required<TaskOptions> {
+  const positive = (name: keyof TaskOptions, fallback: number) => integerOption(`tasks.${name}`, given[name], fallback);
+  const leaseMs = positive("leaseMs", 10_000);
+  return {
+    ttlMs: positive("ttlMs", DEFAULT_TASK_TTL_MS),
+    pollIntervalMs: positive("pollIntervalMs", 500),
+    leaseMs,
+    sweepMs: positive("sweepMs", Math.max(1, Math.floor(leaseMs / 2))),
+    cancelGraceMs: positive("cancelGraceMs", 2000),
+    maxPerPrincipal: positive("maxPerPrincipal", 1000),
+  };
+}
+
+/** Every default `createRuntime` applies, resolved in one place (each checked; a bad one throws at construction). */
+export function resolveRuntimeOptions(options: RuntimeOptions, stateLifetimeMs: number) {
+  const tasks = resolveTaskOptions(options.tasks);
+  return {
+    limits: resolveLimits(options.limits),
+    tasks,
+    clock: options.clock ?? Date.now,
+    onError: options.onError ?? logError,
+    liveCalls: integerOption("liveCalls", options.liveCalls, 1000, 0),
+    liveCallBytes: integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0),
+    maxStoreBytesPerPrincipal: integerOption("maxStoreBytesPerPrincipal", options.maxStoreBytesPerPrincipal, 16 * 1024 * 1024, 0),
+    /** What principal shares count over: the longest life of what is counted, a task or a spilled journal (the state's). */
+    principalWindowMs: Math.max(tasks.ttlMs, stateLifetimeMs),
+    spillBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024),
+    singleUse: options.singleUse !== false,
+    verifyReplay: options.verifyReplay === true,
   };
 }
 

@@ -9,8 +9,7 @@ import { LiveCalls } from "../replay/live-calls.js";
 import type { Suspended } from "../replay/round/round.js";
 import { deliverTrace, roundTrace, traceError } from "../replay/round-trace.js";
 import { createTaskEngine } from "../tasks/engine.js";
-import { DEFAULT_TASK_TTL_MS, type TaskEngine } from "../tasks/types.js";
-import { integerOption } from "../util/options.js";
+import type { TaskEngine } from "../tasks/types.js";
 import {
   type CallToolResult,
   callToolParams,
@@ -31,7 +30,7 @@ import {
 import { plainCallToolParams, plainGetPromptParams, plainReadResourceParams } from "../wire/plain-params.js";
 import { bindingFor, checkArguments, invalidParams, ownResponses, parseOrThrow, storeSafe, tasksNotDeclared } from "./admission.js";
 import { createCallState } from "./call-state.js";
-import { logError, type PromptGetResult, type RequestInfo, type ResourceReadResult, resolveLimits, type RuntimeLimits, type RuntimeOptions, type TaskAck, type ToolCallResult } from "./options.js";
+import { type PromptGetResult, type RequestInfo, type ResourceReadResult, resolveRuntimeOptions, type RuntimeLimits, type RuntimeOptions, type TaskAck, type ToolCallResult } from "./options.js";
 import { createRedemption } from "./single-use/redeem.js";
 import { createRoundHost } from "./serve-round.js";
 import { createSpill } from "./spill.js";
@@ -84,12 +83,12 @@ export interface Runtime {
 /** Create the framework-free runtime: one method per multi-round-trip request kind. */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const codec: StateCodec = "seal" in options.state ? options.state : createStateCodec(options.state);
-  const limits = resolveLimits(options.limits);
-  const clock = options.clock ?? Date.now;
+  const resolved = resolveRuntimeOptions(options, codec.ttlSeconds * 1000);
+  const { limits, clock } = resolved;
   // Expiry of held tokens is measured on the codec's clock, as the tokens' own expiry is; how
   // long a generator waited, in generators parked meanwhile (see LiveCalls' constructor).
-  const live = new LiveCalls(integerOption("liveCalls", options.liveCalls, 1000, 0), integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0), () => codec.now());
-  const onError = options.onError ?? logError;
+  const live = new LiveCalls(resolved.liveCalls, resolved.liveCallBytes, () => codec.now());
+  const onError = resolved.onError;
   const report = (error: unknown, info: ErrorInfo) => {
     try {
       onError(error, info);
@@ -106,20 +105,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const bytes = createPrincipalBytes({
     store,
     time: shared,
-    limit: integerOption("maxStoreBytesPerPrincipal", options.maxStoreBytesPerPrincipal, 16 * 1024 * 1024, 0),
-    windowMs: Math.max(integerOption("tasks.ttlMs", options.tasks?.ttlMs, DEFAULT_TASK_TTL_MS), codec.ttlSeconds * 1000),
+    limit: resolved.maxStoreBytesPerPrincipal,
+    windowMs: resolved.principalWindowMs,
   });
   const signalBaseUrl = options.signals?.baseUrl;
   if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl)))
     throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);
-  const tasks = () => (engine ??= createTaskEngine({ store, options: options.tasks ?? {}, report, clock, time: shared, bytes, signer: codec, signalBaseUrl, onRound: options.onRound }));
+  const tasks = () => (engine ??= createTaskEngine({ store, options: resolved.tasks, report, clock, time: shared, bytes, signer: codec, signalBaseUrl, onRound: options.onRound }));
   const redemption =
-    options.store !== undefined && options.singleUse !== false
+    options.store !== undefined && resolved.singleUse
       ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) })
       : undefined;
-  const spill = createSpill({ store: options.store, bytes, thresholdBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024), ttlMs: codec.ttlSeconds * 1000 });
+  const spill = createSpill({ store: options.store, bytes, thresholdBytes: resolved.spillBytes, ttlMs: codec.ttlSeconds * 1000 });
   const calls = createCallState({ codec, spill, live, report });
-  const run = createRoundHost({ limits, calls, live, redemption, clock, report, onRound: options.onRound, verifyReplay: options.verifyReplay === true });
+  const run = createRoundHost({ limits, calls, live, redemption, clock, report, onRound: options.onRound, verifyReplay: resolved.verifyReplay });
 
   /** The request that starts a task from its first round, traced as that round (its runs are traced by the engine). */
   const traceTaskStart = async (tool: string, callId: string, start: () => Promise<CreateTaskResult>): Promise<CreateTaskResult> => {

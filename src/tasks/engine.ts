@@ -14,13 +14,12 @@
 //    the same call id and `ctx.idempotencyKey`.
 // 4. A terminal status is final and stays readable until the task's time to live runs out.
 
-import { integerOption } from "../util/options.js";
 import { digestOf, randomUuid } from "../state/index.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import type { ToolDefinition } from "../authoring/definitions.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import { createResultOf, detailedTaskOf, newTaskId, storedInput, type TaskRecord, taskRecord } from "./record/record.js";
-import { type Deps, DEFAULT_TASK_TTL_MS, type Parked, type TaskEngine } from "./types.js";
+import type { Deps, Parked, TaskEngine } from "./types.js";
 import { createTaskRecords, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import { createSignalDelivery } from "./signals.js";
 import { createTaskRuns } from "./run.js";
@@ -29,8 +28,6 @@ import * as transition from "./record/transitions.js";
 
 /** The task was not found — or belongs to someone else, which must look the same. */
 const unknownTask = (id: string) => new ProtocolError(ErrorCode.InvalidParams, `Unknown task: ${id}`, { reason: "unknown_task" });
-
-const positive = (name: string, value: number | undefined, fallback: number) => integerOption(`tasks.${name}`, value, fallback);
 
 /**
  * Tasks on a store: every transition is a compare-and-swap on the task's record, so two
@@ -41,12 +38,7 @@ const positive = (name: string, value: number | undefined, fallback: number) => 
  * `ctx.idempotencyKey`).
  */
 export function createTaskEngine({ store, options, report, clock, time, bytes, signer, signalBaseUrl, onRound }: Deps): TaskEngine {
-  const ttlMs = positive("ttlMs", options.ttlMs, DEFAULT_TASK_TTL_MS);
-  const pollMs = positive("pollIntervalMs", options.pollIntervalMs, 500);
-  const leaseMs = positive("leaseMs", options.leaseMs, 10_000);
-  const sweepMs = positive("sweepMs", options.sweepMs, Math.max(1, Math.floor(leaseMs / 2)));
-  const graceMs = positive("cancelGraceMs", options.cancelGraceMs, 2000);
-  const maxPerPrincipal = positive("maxPerPrincipal", options.maxPerPrincipal, 1000);
+  const { ttlMs, pollIntervalMs: pollMs, leaseMs, sweepMs, cancelGraceMs: graceMs, maxPerPrincipal } = options;
   // Heartbeats read the record this often: a cancel reaches a run on another instance this fast.
   const beatMs = Math.max(1, Math.min(500, Math.floor(leaseMs / 4)));
   const me = randomUuid();

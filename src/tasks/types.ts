@@ -90,7 +90,8 @@ export interface TaskEngine {
 /** What the engine needs from its runtime. */
 export interface Deps {
   store: Store;
-  options: TaskOptions;
+  /** Task timing, every default filled in (runtime/options.ts resolves them). */
+  options: Required<TaskOptions>;
   report: (error: unknown, info: ErrorInfo) => void;
   /** This instance's clock: what `now()` records, and the expiry of generators parked here. */
   clock: () => number;
