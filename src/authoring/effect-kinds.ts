@@ -30,17 +30,25 @@ export const ASK_KINDS = {
 /** Every kind of effect: the asks, and the effects the runtime answers itself. */
 export const EFFECT_KINDS = {
   ...ASK_KINDS,
-  step: { helper: "step" },
-  now: { helper: "now" },
-  uuid: { helper: "uuid" },
+  step: { helper: "step", letter: "S" },
+  now: { helper: "now", letter: "N" },
+  uuid: { helper: "uuid", letter: "U" },
   all: { helper: "all(...)", letter: "a" },
-  task: { helper: "runAsTask" },
-  patch: { helper: "patched" },
-  sleep: { helper: "sleep" },
-  attempt: { helper: "step(..., { retry })" },
-  progress: { helper: "progress" },
-  signal: { helper: "waitForSignal" },
-} as const;
+  task: { helper: "runAsTask", letter: "T" },
+  patch: { helper: "patched", letter: "P" },
+  sleep: { helper: "sleep", letter: "Z" },
+  attempt: { helper: "step(..., { retry })", letter: "R" },
+  progress: { helper: "progress", letter: "G" },
+  signal: { helper: "waitForSignal", letter: "W" },
+} as const satisfies Record<string, { helper: string; letter: string }>;
+
+/** The fingerprint letter of a `ctx.can(kind)` record (followed by the capability's ask letter). */
+export const CAN_LETTER = "C";
+
+/** Each effect's fingerprint letter, by kind: the one place they are spelled (the journal's format: never change one). */
+export const LETTER = { ...Object.fromEntries(Object.entries(EFFECT_KINDS).map(([kind, row]) => [kind, row.letter])), can: CAN_LETTER } as {
+  readonly [K in keyof typeof EFFECT_KINDS]: (typeof EFFECT_KINDS)[K]["letter"];
+} & { readonly can: typeof CAN_LETTER };
 
 /** One kind of ask. */
 export type AskKindName = keyof typeof ASK_KINDS;

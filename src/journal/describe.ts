@@ -1,6 +1,6 @@
 // journal/describe.ts owns the words for fingerprints in divergence messages and the inspector.
 
-import { askByLetter } from "../authoring/effect-kinds.js";
+import { askByLetter, LETTER } from "../authoring/effect-kinds.js";
 
 /** The helper an ask fingerprint's kind letter stands for (`elicit`, `sample`, …). */
 export const kindName = (letter: string | undefined): string | undefined => askByLetter.get(letter ?? "")?.helper;
@@ -9,25 +9,25 @@ export const kindName = (letter: string | undefined): string | undefined => askB
 export function describeFingerprint(fp: string | undefined): string {
   if (fp === undefined) return "nothing (the call had ended here)";
   switch (fp[0]) {
-    case "S":
-      return fp.startsWith("S#") ? "a step (its name hashed)" : `step("${fp.slice(1)}")`;
-    case "N":
+    case LETTER.step:
+      return fp.startsWith(`${LETTER.step}#`) ? "a step (its name hashed)" : `step("${fp.slice(1)}")`;
+    case LETTER.now:
       return "now()";
-    case "U":
+    case LETTER.uuid:
       return "uuid()";
-    case "T":
+    case LETTER.task:
       return "runAsTask()";
-    case "P":
+    case LETTER.patch:
       return `patched("${fp.slice(1)}")`;
-    case "Z":
+    case LETTER.sleep:
       return "sleep()";
-    case "R":
-      return fp.startsWith("R#") ? "an attempt of a retrying step (its name hashed)" : `an attempt of step("${fp.slice(1)}")`;
-    case "G":
+    case LETTER.attempt:
+      return fp.startsWith(`${LETTER.attempt}#`) ? "an attempt of a retrying step (its name hashed)" : `an attempt of step("${fp.slice(1)}")`;
+    case LETTER.progress:
       return "progress()";
-    case "W":
+    case LETTER.signal:
       return `waitForSignal("${fp.slice(1)}")`;
-    case "C":
+    case LETTER.can:
       return `ctx.can("${askByLetter.get(fp[1]!)?.capability ?? "?"}")`;
     default:
       return `${kindName(fp[0]) ?? "an effect"} (fingerprint ${fp})`;

@@ -7,7 +7,7 @@
 //    still replay); letters come from authoring/effect-kinds.ts.
 // 2. A cache only finds a fingerprint faster: what it returns is what hashing would give.
 
-import { capabilityLetter, EFFECT_KINDS } from "../authoring/effect-kinds.js";
+import { capabilityLetter, EFFECT_KINDS, LETTER } from "../authoring/effect-kinds.js";
 import type { AskEffect, Effect } from "../authoring/effects.js";
 import { canonicalJson, shortDigest } from "../state/index.js";
 import { isDeepFrozen, jsonText, quoteJson } from "../state/json-text.js";
@@ -270,28 +270,28 @@ export function fingerprintOf(effect: Effect, key: string | undefined, recorded?
   if (effect.kind === "elicit") return askFingerprint(effect, key!, recorded, ordinal);
   switch (effect.kind) {
     case "step":
-      return /[\t\n\r]/.test(effect.name) ? `S#${hash8(effect.name)}` : `S${effect.name}`;
+      return /[\t\n\r]/.test(effect.name) ? `${LETTER.step}#${hash8(effect.name)}` : LETTER.step + effect.name;
     case "now":
-      return "N";
+      return LETTER.now;
     case "uuid":
-      return "U";
+      return LETTER.uuid;
     case "task":
-      return "T";
+      return LETTER.task;
     case "patch":
-      return `P${effect.id}`;
+      return LETTER.patch + effect.id;
     case "sleep":
-      return "Z";
+      return LETTER.sleep;
     case "attempt":
-      return /[\t\n\r]/.test(effect.name) ? `R#${hash8(effect.name)}` : `R${effect.name}`;
+      return /[\t\n\r]/.test(effect.name) ? `${LETTER.attempt}#${hash8(effect.name)}` : LETTER.attempt + effect.name;
     case "progress":
-      return "G";
+      return LETTER.progress;
     case "signal":
-      return `W${effect.name}`;
+      return LETTER.signal + effect.name;
     case "all": {
       const parts = Array.isArray(effect.asks)
         ? (effect.asks as readonly AskEffect[]).map((a, i) => fingerprintOf(a, subKey(key!, a, i)))
         : Object.entries(effect.asks).map(([name, a]) => `${name}=${fingerprintOf(a, subKey(key!, a, name))}`);
-      return `a${hash8(`${key}\0${parts.join("\0")}`)}`;
+      return LETTER.all + hash8(`${key}\0${parts.join("\0")}`);
     }
     default:
       return askFingerprint(effect, key!, recorded, -1);
@@ -299,7 +299,7 @@ export function fingerprintOf(effect: Effect, key: string | undefined, recorded?
 }
 
 /** The fingerprint of a `ctx.can(kind)` answer. */
-export const canFingerprint = (kind: Capability): string => `C${capabilityLetter[kind]}`;
+export const canFingerprint = (kind: Capability): string => LETTER.can + capabilityLetter[kind];
 
 /** The key of a sub-ask of `all(...)`: its explicit key, or the all's key plus its index or name. */
 export function subKey(allKey: string, ask: AskEffect, indexOrName: number | string): string {

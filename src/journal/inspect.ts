@@ -1,4 +1,4 @@
-import { askByLetter } from "../authoring/effect-kinds.js";
+import { ASK_KINDS, askByLetter, LETTER } from "../authoring/effect-kinds.js";
 import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
 import { describeFingerprint, type JournalRecord, parseHeader, parseLines } from "./journal.js";
 import { isSpillRef } from "./spill-ref.js";
@@ -54,14 +54,15 @@ function shownValue(text: string): string {
 /** A format-2 record: the effect in words (asks numbered as the default keys count them) and its value. */
 function describeRecord(fp: string, value: string, asks: { n: number }): Pick<InspectedRecord, "effect" | "value"> {
   const letter = fp[0]!;
-  if (letter === "C") return { effect: describeFingerprint(fp), value: value === "1" ? "true" : "false" };
-  if (letter === "T") return { effect: "runAsTask()", value: value === "1" ? "true (became a task)" : "false" };
-  if (letter === "P") return { effect: describeFingerprint(fp), value: "true (the call takes the patched branch)" };
-  if (letter === "S" || letter === "N" || letter === "U") return { effect: describeFingerprint(fp), value: letter === "N" ? `${value} (${new Date(Number(value)).toISOString()})` : shownValue(value) };
+  if (letter === LETTER.can) return { effect: describeFingerprint(fp), value: value === "1" ? "true" : "false" };
+  if (letter === LETTER.task) return { effect: "runAsTask()", value: value === "1" ? "true (became a task)" : "false" };
+  if (letter === LETTER.patch) return { effect: describeFingerprint(fp), value: "true (the call takes the patched branch)" };
+  if (letter === LETTER.step || letter === LETTER.now || letter === LETTER.uuid)
+    return { effect: describeFingerprint(fp), value: letter === LETTER.now ? `${value} (${new Date(Number(value)).toISOString()})` : shownValue(value) };
   const effect = `${askByLetter.get(letter)?.helper ?? "an effect"} (ask #${asks.n++})`;
-  if (letter === "e" || letter === "u") {
+  if (letter === ASK_KINDS.elicit.letter || letter === ASK_KINDS.elicitUrl.letter) {
     const action = value[0] === "a" ? "accept" : value === "d" ? "decline" : "cancel";
-    return { effect, value: letter === "e" && action === "accept" ? `accept ${shownValue(value.slice(1))}` : action };
+    return { effect, value: letter === ASK_KINDS.elicit.letter && action === "accept" ? `accept ${shownValue(value.slice(1))}` : action };
   }
   return { effect, value: shownValue(value) };
 }

@@ -13,6 +13,7 @@
 // 5. A resumed generator (this instance's, suspended at the end of the previous round) goes on
 //    only from exactly the journal it was suspended with.
 
+import { LETTER } from "../../authoring/effect-kinds.js";
 import { encodeValue } from "../../state/index.js";
 import { type Capability, describeZodError } from "../../wire/index.js";
 import type { RunGenerator } from "../../authoring/definitions.js";
@@ -154,7 +155,7 @@ export class Round {
         effect = next.value;
         key = keyOf(this, effect);
         // The recorded fingerprint is a hint: an ask made from the same schema, key and message is recognised without hashing.
-        passRemovedPatches(this, effect.kind === "patch" ? `P${effect.id}` : undefined);
+        passRemovedPatches(this, effect.kind === "patch" ? LETTER.patch + effect.id : undefined);
         // A form elicitation under its default key passes its ordinal: its cached fingerprint is found by it.
         fp = fingerprintOf(effect, key, journal[this.index]?.[0], effect.kind === "elicit" && effect.key === undefined ? this.asks - 1 : -1);
         input.trace?.set(this.index, { effect, key });
@@ -314,7 +315,7 @@ export class Round {
   /** `ctx.signalToken(name)`: the token of the next wait on `name` in this call (a task's). */
   signalToken(name: string): string {
     if (this.input.signalToken === undefined) throw new Error("ctx.signalToken()/signalUrl() work only inside a task (signals reach tasks)");
-    return this.input.signalToken(name, this.ordinalOf(`W${name}`));
+    return this.input.signalToken(name, this.ordinalOf(LETTER.signal + name));
   }
 
   /** `ctx.signalUrl(name)`: where to POST the value for the next wait on `name`. */
@@ -331,7 +332,7 @@ export class Round {
  */
 function passRemovedPatches(round: Round, keep?: string): void {
   const { journal } = round.input;
-  while (round.index < journal.length && journal[round.index]![0][0] === "P" && journal[round.index]![0] !== keep) {
+  while (round.index < journal.length && journal[round.index]![0][0] === LETTER.patch && journal[round.index]![0] !== keep) {
     round.records.push(journal[round.index]!);
     round.index++;
   }

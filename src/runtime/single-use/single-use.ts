@@ -1,3 +1,4 @@
+import { LETTER } from "../../authoring/effect-kinds.js";
 import { canonicalEntries, digestOfText } from "../../state/canonical.js";
 import { recordLines, type StatePayload } from "../../journal/journal.js";
 import type { ErrorInfo } from "../../replay/errors.js";
@@ -191,7 +192,7 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
     if (payload.v !== undefined) h.v = payload.v;
     // A round stopped while creating its task ends with the record of `runAsTask()` becoming
     // one; continued, it must reach that point again (and become the same task), not replay it.
-    const records = progress.taskId !== undefined && round.records.at(-1)?.[0].startsWith("T") ? round.records.slice(0, -1) : round.records;
+    const records = progress.taskId !== undefined && round.records.at(-1)?.[0].startsWith(LETTER.task) ? round.records.slice(0, -1) : round.records;
     const continuation: Continuation = { h, t: recordLines(records), n: progress.from?.n ?? payload.j.length };
     const task = progress.taskId ?? progress.from?.task;
     if (task !== undefined) continuation.task = task;

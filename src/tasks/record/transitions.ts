@@ -1,3 +1,4 @@
+import { LETTER } from "../../authoring/effect-kinds.js";
 import type { JournalRecord } from "../../journal/journal.js";
 import type { InputRequest } from "../../wire/index.js";
 import { isTerminal, type TaskRecord, wireKeyFor } from "./record.js";
@@ -93,7 +94,7 @@ const NO_ASKS = { outstanding: {}, partial: {}, answers: {}, waiting: [] } satis
  */
 export function withJournal(r: TaskRecord, journal: JournalRecord[]): TaskRecord {
   if (r.awaits === undefined) return { ...r, journal };
-  const fp = `W${r.awaits.name}`;
+  const fp = LETTER.signal + r.awaits.name;
   let recorded = 0;
   for (const [f] of journal) if (f === fp) recorded++;
   if (recorded <= r.awaits.i) return { ...r, journal };
