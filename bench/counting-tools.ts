@@ -1,6 +1,7 @@
 import { acceptedContent, createRequestStateCodec, inputRequired } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createStateCodec, type ElicitEffect, elicit, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema, elicitResult } from "mcp-yield";
+import { createStateCodec, type ElicitEffect, elicit, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema } from "mcp-yield";
+import { elicitResult } from "mcp-yield/wire";
 import { argumentsDigest } from "../src/internal.js";
 
 /**

@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, inputRequired, McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createRuntime, createStateCodec, toRequestedSchema, elicitResult } from "mcp-yield";
+import { createRuntime, createStateCodec, toRequestedSchema } from "mcp-yield";
+import { elicitResult } from "mcp-yield/wire";
 import { register } from "mcp-yield/server";
 import { countGenerator, Num } from "./counting-tools.js";
 

@@ -15,6 +15,8 @@ export * from "../index.js";
 export * as server from "../server/index.js";
 /** \`mcp-yield/client\`: the caller's loop (answer asks, retry, follow tasks). */
 export * as client from "../client/index.js";
+/** \`mcp-yield/wire\`: the protocol's shapes as zod schemas, its constants and error codes. */
+export * as wire from "../wire.js";
 /** \`mcp-yield/testing\`: drive a definition through every round in-process. */
 export * as testing from "../testing/index.js";
 /** \`mcp-yield/redis\`: the Redis store. */

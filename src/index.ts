@@ -46,7 +46,6 @@ export {
   StepFailedError,
   all,
   form,
-  isEffect,
   type Effect,
   type AskEffect,
   type ElicitEffect,
@@ -75,7 +74,7 @@ export {
   type ElicitUrlOutcome,
 } from "./authoring/effects.js";
 export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "./authoring/elicitation-schema.js";
-export { compileUriTemplate, type CompiledUriTemplate, type TemplateVariableNames, type TemplateVariables } from "./authoring/uri-template.js";
+export type { CompiledUriTemplate, TemplateVariableNames, TemplateVariables } from "./authoring/uri-template.js";
 
 // The runtime a host creates, its errors and what it reports.
 export { createSignalHandler, type SignalHandlerOptions } from "./server/signal-handler.js";
@@ -105,77 +104,27 @@ export { StateError, StateConfigError, type StateErrorReason } from "./state/err
 export { parseKeyRing, type StateKey, MIN_SECRET_BYTES } from "./state/token/keyring.js";
 export type { StateBinding, OpenedState } from "./state/token/claims.js";
 export { UnsupportedValueError } from "./state/value-text.js";
-export { randomBytes } from "./state/random.js";
 
 // Stores shared by instances (Redis: `mcp-yield/redis`).
 export { type Store, StoreError, type StoreErrorReason } from "./store/store.js";
 export { createMemoryStore, type MemoryStoreOptions } from "./store/memory/memory.js";
 
-// The wire: the protocol's error type and codes, constants, and its shapes as zod schemas with
-// their types (the types are inferred from the schemas, so both are public).
+// The protocol's error type and codes (author code throws ProtocolError on purpose), and the
+// wire types the runtime's methods take and answer. The wire's zod schemas and constants are
+// the `mcp-yield/wire` entry.
 export { ErrorCode, ProtocolError, type JsonRpcErrorObject } from "./wire/errors.js";
-export {
-  PROTOCOL_VERSION,
-  CLIENT_CAPABILITIES_KEY,
-  MULTI_ROUND_METHODS,
-  clientCapabilities,
-  callToolParams,
-  getPromptParams,
-  readResourceParams,
-  type ClientCapabilities,
-  type MultiRoundMethod,
-  type CallToolParams,
-  type GetPromptParams,
-  type ReadResourceParams,
-} from "./wire/params.js";
-export {
-  primitiveSchemaDefinition,
-  requestedSchema,
-  elicitFormParams,
-  elicitUrlParams,
-  samplingContent,
-  samplingMessage,
-  createMessageParams,
-  inputRequest,
-  inputRequests,
-  type InputRequest,
-  type InputRequests,
-  type ElicitFormParams,
-  type ElicitUrlParams,
-  type CreateMessageParams,
-  type RequestedSchema,
-  type PrimitiveSchemaDefinition,
-  type SamplingMessage,
-  type SamplingContent,
+export type { ClientCapabilities, MultiRoundMethod, CallToolParams, GetPromptParams, ReadResourceParams } from "./wire/params.js";
+export type {
+  InputRequest,
+  InputRequests,
+  ElicitFormParams,
+  ElicitUrlParams,
+  CreateMessageParams,
+  RequestedSchema,
+  PrimitiveSchemaDefinition,
+  SamplingMessage,
+  SamplingContent,
 } from "./wire/input-requests.js";
-export {
-  elicitResult,
-  createMessageResult,
-  root,
-  listRootsResult,
-  inputResponses,
-  type InputResponses,
-  type ElicitResult,
-  type CreateMessageResult,
-  type ListRootsResult,
-  type Root,
-} from "./wire/input-responses.js";
-export {
-  resultType,
-  inputRequiredResult,
-  contentBlock,
-  callToolResult,
-  promptMessage,
-  getPromptResult,
-  resourceContents,
-  readResourceResult,
-  type CallToolResult,
-  type GetPromptResult,
-  type ReadResourceResult,
-  type InputRequiredResult,
-  type ContentBlock,
-  type PromptMessage,
-  type ResourceContents,
-  type ResultType,
-} from "./wire/results.js";
-export { TASKS_EXTENSION, createTaskResult, getTaskResult, type CreateTaskResult, type GetTaskResult, type TaskFields, type TaskStatus } from "./wire/tasks.js";
+export type { InputResponses, ElicitResult, CreateMessageResult, ListRootsResult, Root } from "./wire/input-responses.js";
+export type { CallToolResult, GetPromptResult, ReadResourceResult, InputRequiredResult, ContentBlock, PromptMessage, ResourceContents, ResultType } from "./wire/results.js";
+export type { CreateTaskResult, GetTaskResult, TaskFields, TaskStatus } from "./wire/tasks.js";

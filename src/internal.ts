@@ -12,3 +12,6 @@ export { createStoreClock } from "./store/store-clock.js";
 export { dropKeptResponse } from "./store/kept-response.js";
 export { parseLines } from "./journal/journal.js";
 export { argumentsDigest } from "./runtime/admission.js";
+export { randomBytes } from "./state/random.js";
+export { compileUriTemplate } from "./authoring/uri-template.js";
+export { isEffect } from "./authoring/effects.js";

@@ -1,5 +1,6 @@
 import fc from "fast-check";
-import { createStateCodec, type Runtime, type StateKey, getPromptResult, inputRequiredResult, callToolResult } from "mcp-yield";
+import { createStateCodec, type Runtime, type StateKey } from "mcp-yield";
+import { getPromptResult, inputRequiredResult, callToolResult } from "mcp-yield/wire";
 import { createApp } from "../../examples/app.js";
 
 /**

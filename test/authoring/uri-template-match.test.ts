@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compileUriTemplate } from "mcp-yield";
+import { compileUriTemplate } from "../../src/internal.js";
 
 // Template matching gives the answers of the regular expression it replaced — shortest
 // `{+name}`, longest `{name}` such that the rest matches — in time linear in the uri.

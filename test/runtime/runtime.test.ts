@@ -8,7 +8,6 @@ import {
   elicit,
   elicitUrl,
   form,
-  isEffect,
   listRoots,
   now,
   ProtocolError,
@@ -21,6 +20,7 @@ import {
   toolError,
   uuid,
 } from "mcp-yield";
+import { isEffect } from "../../src/internal.js";
 import { accept, decline, roots, sampled, simulate } from "mcp-yield/testing";
 import { tamperedEnd } from "../support/tamper.js";
 import { EFFECT_KINDS, isEffectKind } from "../../src/authoring/effect-kinds.js";

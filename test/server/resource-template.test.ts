@@ -1,7 +1,8 @@
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { compileUriTemplate, createRuntime, elicit, ProtocolError, resource, resourceTemplate, step, type TemplateVariableNames } from "mcp-yield";
+import { createRuntime, elicit, ProtocolError, resource, resourceTemplate, step, type TemplateVariableNames } from "mcp-yield";
+import { compileUriTemplate } from "../../src/internal.js";
 import { register } from "mcp-yield/server";
 import { accept, simulate } from "mcp-yield/testing";
 import { testKey } from "../support/keys.js";

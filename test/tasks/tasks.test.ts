@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMemoryStore, createRuntime, elicit, ProtocolError, type Runtime, runAsTask, step, tool, toolError, all, getTaskResult, createTaskResult } from "mcp-yield";
+import { createMemoryStore, createRuntime, elicit, ProtocolError, type Runtime, runAsTask, step, tool, toolError, all } from "mcp-yield";
+import { getTaskResult, createTaskResult } from "mcp-yield/wire";
 import { testKey } from "../support/keys.js";
 
 const keys = [testKey("k", 7)];

@@ -1,4 +1,4 @@
-import { callToolParams, createMessageResult, elicitResult, inputRequest, inputRequests, inputRequiredResult, listRootsResult, resultType } from "mcp-yield";
+import { callToolParams, createMessageResult, elicitResult, inputRequest, inputRequests, inputRequiredResult, listRootsResult, resultType } from "mcp-yield/wire";
 import { describe, expect, it } from "vitest";
 import { describeZodError } from "../../src/internal.js";
 
