@@ -24,7 +24,7 @@ export interface LiveCall {
 
 /**
  * A suspended call's cost besides its state, measured (test/system/memory.test.ts): plan_trip suspended
- * at its third ask through the SDK retains about 6 KiB with a 620-byte state (README "Live calls").
+ * at its third ask through the SDK retains about 6 KiB with a 620-byte state (docs/replay.md "Live calls").
  */
 export const LIVE_CALL_OVERHEAD_BYTES = 5 * 1024;
 

@@ -51,7 +51,7 @@ export interface RuntimeOptions {
   liveCalls?: number;
   /**
    * The bytes suspended generators may hold together (each is charged a measured overhead plus
-   * twice its state; see README "Live calls"). Default 16 MiB. Past it the oldest are dropped,
+   * twice its state; see docs/replay.md "Live calls"). Default 16 MiB. Past it the oldest are dropped,
    * which only means their next round replays.
    */
   liveCallBytes?: number;
