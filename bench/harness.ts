@@ -24,6 +24,8 @@ export interface VariantSpec {
   args: unknown[];
   /** Operations the process runs before it may count as warm (see proc.ts `warm`); none by default. */
   warmOps?: number;
+  /** Another checkout's compiled proc.js, to run the variant on that build (bench/trees.ts); this one's by default. */
+  procFile?: string;
 }
 
 /** CPU nanoseconds per operation, `samples[round][variant]`, and wall nanoseconds likewise. */
@@ -78,9 +80,10 @@ function pinnedCpu(): number | undefined {
 function startVariant(v: VariantSpec): ChildProcess {
   const stdio: ["ignore", "inherit", "inherit", "ipc"] = ["ignore", "inherit", "inherit", "ipc"];
   const args = [v.factory, JSON.stringify(v.args)];
+  const file = v.procFile ?? procFile;
   // taskset execs node in place: the IPC channel (an inherited descriptor) reaches it unchanged.
-  if (PINNED_CPU !== undefined) return fork(procFile, args, { stdio, execPath: "taskset", execArgv: ["-c", String(PINNED_CPU), process.execPath, ...V8_FLAGS] });
-  return fork(procFile, args, { stdio, execArgv: V8_FLAGS });
+  if (PINNED_CPU !== undefined) return fork(file, args, { stdio, execPath: "taskset", execArgv: ["-c", String(PINNED_CPU), process.execPath, ...V8_FLAGS] });
+  return fork(file, args, { stdio, execArgv: V8_FLAGS });
 }
 
 function ask<T>(child: ChildProcess, message: unknown): Promise<T> {

@@ -4,7 +4,7 @@ import { digestOf } from "../state/index.js";
 import { createPrincipalBytes, createStoreClock, monotonicNow, type Store } from "../store/index.js";
 import type { TaskStatus } from "../wire/index.js";
 import type { TaskRecord } from "./record/record.js";
-import { cancel as cancelTask } from "./record/transitions.js";
+import { cancel as cancelTask, stateOf } from "./record/transitions.js";
 import { createTaskRecords, TASKS } from "./record/record-store.js";
 
 // Operating tasks from outside the servers (`npx mcp-yield tasks …`, or code of your own): list
@@ -69,22 +69,37 @@ export interface TaskAdmin {
 
 const PAGE = 200;
 
-function stateOf(r: TaskRecord, now: number): string {
-  if (r.status === "input_required") return `waiting for ${r.waiting.length === 1 ? "an answer" : `${r.waiting.length} answers`} (${r.waiting.map((w) => w.wire).join(", ")})`;
-  if (r.status !== "working") return r.cancel === true && r.status !== "cancelled" ? `${r.status} (a cancel came too late)` : r.status;
-  if (r.cancel === true) return `being cancelled (its run stops at its next heartbeat)`;
-  // Past its time, a sleeping or waiting task is due: whichever instance sweeps next goes on with it.
-  if (r.awaits !== undefined) {
-    const { name, deadline } = r.awaits;
-    if (deadline === undefined) return `waiting for signal "${name}"`;
-    return deadline > now
-      ? `waiting for signal "${name}" until ${new Date(deadline).toISOString()}`
-      : `waiting for signal "${name}": timed out at ${new Date(deadline).toISOString()}, due to go on at the next sweep`;
+/** What a task is doing now, in words, from the state its record is in (`transition.stateOf`). */
+function describeState(r: TaskRecord, now: number): string {
+  const state = stateOf(r);
+  switch (state.status) {
+    case "input_required":
+      return `waiting for ${r.waiting.length === 1 ? "an answer" : `${r.waiting.length} answers`} (${r.waiting.map((w) => w.wire).join(", ")})`;
+    case "completed":
+    case "failed":
+      return r.cancel === true ? `${state.status} (a cancel came too late)` : state.status;
+    case "cancelled":
+      return state.status;
+    case "working":
+      // Past its time, a sleeping or waiting task is due: whichever instance sweeps next goes on with it.
+      switch (state.phase) {
+        case "awaiting_signal": {
+          const { signal, deadline } = state;
+          if (deadline === undefined) return `waiting for signal "${signal}"`;
+          return deadline > now
+            ? `waiting for signal "${signal}" until ${new Date(deadline).toISOString()}`
+            : `waiting for signal "${signal}": timed out at ${new Date(deadline).toISOString()}, due to go on at the next sweep`;
+        }
+        case "asleep":
+          return state.wake > now ? `asleep until ${new Date(state.wake).toISOString()}` : `woke at ${new Date(state.wake).toISOString()}, due to go on at the next sweep`;
+        case "running": {
+          if (state.cancelling) return "being cancelled (its run stops at its next heartbeat)";
+          const { lease } = state;
+          if (lease === undefined) return "working";
+          return lease.until > now ? `running on instance ${lease.owner}` : `owner ${lease.owner} gone (lease ran out ${Math.round((now - lease.until) / 1000)} s ago; the next sweep takes it over)`;
+        }
+      }
   }
-  if (r.wake !== undefined) return r.wake > now ? `asleep until ${new Date(r.wake).toISOString()}` : `woke at ${new Date(r.wake).toISOString()}, due to go on at the next sweep`;
-  if (r.lease !== undefined)
-    return r.lease.until > now ? `running on instance ${r.lease.owner}` : `owner ${r.lease.owner} gone (lease ran out ${Math.round((now - r.lease.until) / 1000)} s ago; the next sweep takes it over)`;
-  return "working";
 }
 
 function summaryOf(r: TaskRecord, now: number, principals: boolean): TaskSummary {
@@ -93,7 +108,7 @@ function summaryOf(r: TaskRecord, now: number, principals: boolean): TaskSummary
     tool: r.tool,
     ...(r.version !== undefined ? { version: r.version } : {}),
     status: r.status,
-    state: stateOf(r, now),
+    state: describeState(r, now),
     ...(r.message !== undefined ? { statusMessage: r.message } : {}),
     createdAt: new Date(r.created).toISOString(),
     lastUpdatedAt: new Date(r.updated).toISOString(),

@@ -112,6 +112,8 @@ describe("task transitions", () => {
     const waiting = t.awaitSignal(running(), holder, { journal: [], name: "ok", ordinal: 0, timeoutMs: undefined }, 0) as TaskRecord;
     const woken = t.signal(waiting, "ok", 0, { yes: true }, newRun);
     expect(woken.arrived).toEqual({ name: "ok", i: 0, value: { yes: true } });
+    // The value came and a run took it: the task runs (the wait is not over until the journal records it).
+    expect(t.stateOf(woken)).toMatchObject({ status: "working", phase: "running" });
     const recorded = t.withJournal(woken, [["Wok", "{}"]]);
     expect(recorded.closed).toEqual(["ok#0"]);
     expect(recorded.awaits).toBeUndefined();
