@@ -4,6 +4,7 @@ import { createMemoryStore, createRuntime, elicit, type Runtime, type Store, ste
 import { accept, simulate } from "mcp-yield/testing";
 import { sharedStores } from "../support/stores.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
+import { manualClock } from "../support/time.js";
 import { testKey } from "../support/keys.js";
 
 // Issue 11: with a store, a requestState is redeemed once; a repeated round is answered from
@@ -219,8 +220,8 @@ describe.each(stores)("single use on the %s store", (_name, makeStore) => {
 describe("expiry", () => {
   it("redemptions and spilled journals expire with the state", async () => {
     // One injected clock for the codec, the store and the runtime: time moves when the test says.
-    let now = 1_800_000_000_000;
-    const clock = () => now;
+    const time = manualClock(1_800_000_000_000);
+    const clock = time.now;
     const store = createMemoryStore({ clock });
     const runtime = await runtimeOn(store, { state: { keys, ttlSeconds: 1, clock }, spillBytes: 10, clock });
     const { def } = counted();
@@ -230,9 +231,9 @@ describe("expiry", () => {
     const opened = runtime.codec.open(r1.requestState, { method: "tools/call", target: "book", arguments: {} });
     const used = [`redeem:${opened.nonce}`, `state:${(opened.data as { sp: string }).sp}`];
     for (const key of used) expect(await store.get(key)).toBeDefined();
-    now += 999; // still within the state's second
+    time.advance(999); // still within the state's second
     for (const key of used) expect(await store.get(key)).toBeDefined();
-    now += 101;
+    time.advance(101);
     for (const key of used) expect(await store.get(key)).toBeUndefined();
   });
 

@@ -4,6 +4,7 @@ import { createMemoryStore, createRuntime, createTaskAdmin, elicit, NonRetryable
 import { createRedisStore } from "mcp-yield/redis";
 import { closedAfterEach, killable, until } from "../support/instances.js";
 import { REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
+import { manualClock } from "../support/time.js";
 import { testKey } from "../support/keys.js";
 
 // Durable task primitives written as plain generator code: sleep (the task waits in the store,
@@ -45,8 +46,8 @@ const start = async (r: Runtime, def: Parameters<Runtime["callTool"]>[0], args: 
 
 describe("sleep", () => {
   it("a sleeping task is held by nobody: no run in flight, no generator kept, working on tasks/get; the sweeper wakes it when due", async () => {
-    let now = 1_900_000_000_000;
-    const clock = () => now;
+    const time = manualClock(1_900_000_000_000);
+    const clock = time.now;
     const store = createMemoryStore({ clock });
     const { runtime } = instance(store, { clock });
     const woke: number[] = [];
@@ -57,7 +58,7 @@ describe("sleep", () => {
       task: "required",
       async *run({ ms }) {
         yield* sleep(ms);
-        woke.push(now);
+        woke.push(time.now());
         return "reminded";
       },
     });
@@ -69,10 +70,10 @@ describe("sleep", () => {
     const record = JSON.parse((await store.get(`task:${taskId}`))!) as { wake: number; lease?: unknown };
     expect(record.wake).toBe(1_900_000_000_000 + 1_800_000);
     expect(record.lease).toBeUndefined();
-    now += 1_799_000; // not yet due
+    time.advance(1_799_000); // not yet due
     await new Promise((r) => setTimeout(r, 100));
     expect(woke).toEqual([]);
-    now += 1_000; // due: the next sweep wakes it
+    time.advance(1_000); // due: the next sweep wakes it
     const done = await settled(runtime, taskId);
     expect(done.result!.content[0]!.text).toBe("reminded");
     expect(woke).toEqual([1_900_000_000_000 + 1_800_000]);

@@ -5,6 +5,7 @@ import { createMemoryStore, createRuntime, createSignalHandler, progress, type R
 import { createRedisStore } from "mcp-yield/redis";
 import { closedAfterEach, killable, until } from "../support/instances.js";
 import { REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
+import { manualClock } from "../support/time.js";
 import { testKey } from "../support/keys.js";
 
 // Signals into tasks: a task waits (in the store, held by nobody) until a value comes from
@@ -187,16 +188,16 @@ describe("signals", () => {
   });
 
   it("a timeout ends the wait with { status: 'timeout' } (the sweeper wakes the task at its deadline); its token is then used up", async () => {
-    let now = 1_900_000_000_000;
-    const clock = () => now;
+    const time = manualClock(1_900_000_000_000);
+    const clock = time.now;
     const store = createMemoryStore({ clock });
     const { runtime } = instance(store, { clock });
     runtime.define([approval]);
     const { taskId, token } = await waiting(runtime, store, { timeoutMs: 60_000 });
-    now += 59_000;
+    time.advance(59_000);
     await new Promise((r) => setTimeout(r, 80));
     expect((await get(runtime, taskId)).status).toBe("working");
-    now += 1_000;
+    time.advance(1_000);
     expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("timed out");
     expect(reason(await runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("signal_expired");
   });

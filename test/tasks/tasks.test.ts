@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, elicit, ProtocolError, type Runtime, runAsTask, step, tool, toolError, all } from "mcp-yield";
 import { getTaskResult, createTaskResult } from "mcp-yield/wire";
+import { manualClock } from "../support/time.js";
 import { testKey } from "../support/keys.js";
 
 const keys = [testKey("k", 7)];
@@ -232,8 +233,8 @@ describe("what a task record keeps", () => {
 
 describe("a principal's share of the store", () => {
   it("past maxPerPrincipal that principal's new tasks are refused (-32603 principal_task_limit); others are not; expired tasks free the share", async () => {
-    let now = 1_800_000_000_000;
-    const clock = () => now;
+    const time = manualClock(1_800_000_000_000);
+    const clock = time.now;
     const runtime = make({ state: { keys, clock }, store: createMemoryStore({ clock }), clock, tasks: { maxPerPrincipal: 2, ttlMs: 1000 } });
     const quick = tool({
       name: "quick",
@@ -250,7 +251,7 @@ describe("a principal's share of the store", () => {
     await expect(start("alice")).rejects.toMatchObject({ code: -32603, data: { reason: "principal_task_limit", limit: 2 } });
     await expect(start("bob")).resolves.toMatchObject({ resultType: "task" });
     await runtime.idle();
-    now += 1001; // alice's two tasks have expired with their ttlMs
+    time.advance(1001); // alice's two tasks have expired with their ttlMs
     await expect(start("alice")).resolves.toMatchObject({ resultType: "task" });
     await runtime.idle();
   });
