@@ -90,30 +90,12 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       const now = time.now();
       const share = shareOf(task.principal);
       await withinShare(share, task.taskId, now);
-      const record: TaskRecord = {
-        v: 1,
-        id: task.taskId ?? newTaskId(),
-        rev: 0,
-        tool: task.def.name,
-        ...(task.def.version !== undefined ? { version: task.def.version } : {}),
-        ...storedInput(task),
-        ...(task.principal !== undefined ? { principal: task.principal } : {}),
-        call: task.callId,
-        caps: task.caps ?? {},
-        status: "working",
-        ...(task.message !== undefined ? { message: task.message } : {}),
-        created: now,
-        updated: now,
-        ttlMs,
-        pollMs,
-        journal: task.journal,
-        outstanding: {},
-        waiting: [],
-        answers: {},
-        partial: {},
-        used: [],
-        ...runs.newRun({}),
-      };
+      const record = transition.start(
+        { id: task.taskId ?? newTaskId(), def: task.def, stored: storedInput(task), principal: task.principal, callId: task.callId, caps: task.caps, message: task.message, journal: task.journal },
+        now,
+        { ttlMs, pollMs },
+        runs.newRun,
+      );
       const text = JSON.stringify(record);
       await bytes.charge(record.principal, keyOf(record.id).length + text.length);
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.

@@ -58,6 +58,34 @@ describe("task transitions", () => {
     expect(t.stateOf(t.cancel(parked, 0) as TaskRecord)).toEqual({ status: "cancelled" });
   });
 
+  it("start a task working under a new run, with nothing asked and its input as stored", () => {
+    const r = t.start(
+      { id: "T1", def: { name: "x", version: "2" }, stored: { args: {}, input: "{}" }, principal: "alice", callId: "c1", caps: { elicitation: {} }, message: "Rendering", journal: [["S1", "1"]] },
+      5000,
+      { ttlMs: 60_000, pollMs: 250 },
+      newRun,
+    );
+    expect(r).toMatchObject({
+      id: "T1",
+      tool: "x",
+      version: "2",
+      input: "{}",
+      principal: "alice",
+      call: "c1",
+      status: "working",
+      message: "Rendering",
+      created: 5000,
+      updated: 5000,
+      ttlMs: 60_000,
+      pollMs: 250,
+      runs: 1,
+      waiting: [],
+      used: [],
+    });
+    expect(t.stateOf(r)).toMatchObject({ status: "working", phase: "running", cancelling: false });
+    expect(r.journal).toEqual([["S1", "1"]]);
+  });
+
   it("let only the run holding the lease record progress, park, sleep, wait, complete or fail", () => {
     const r = running();
     const byOther = [

@@ -72,6 +72,48 @@ export function stateOf(r: TaskRecord): TaskState {
   }
 }
 
+/** What a new task is made of: the call that becomes it. */
+export interface TaskStart {
+  id: string;
+  def: { name: string; version?: string | undefined };
+  /** The input as the record keeps it (record.ts `storedInput`). */
+  stored: { args: Record<string, unknown>; input?: string };
+  principal: string | undefined;
+  callId: string;
+  caps: unknown;
+  message: string | undefined;
+  /** What the call did before it became a task. */
+  journal: JournalRecord[];
+}
+
+/** A new task (`tools/call` made it one): working, held by a new run on this instance, nothing asked yet. */
+export function start(task: TaskStart, now: number, timing: { ttlMs: number; pollMs: number }, newRun: NewRun): TaskRecord {
+  return {
+    v: 1,
+    id: task.id,
+    rev: 0,
+    tool: task.def.name,
+    ...(task.def.version !== undefined ? { version: task.def.version } : {}),
+    ...task.stored,
+    ...(task.principal !== undefined ? { principal: task.principal } : {}),
+    call: task.callId,
+    caps: task.caps ?? {},
+    status: "working",
+    ...(task.message !== undefined ? { message: task.message } : {}),
+    created: now,
+    updated: now,
+    ttlMs: timing.ttlMs,
+    pollMs: timing.pollMs,
+    journal: task.journal,
+    outstanding: {},
+    waiting: [],
+    answers: {},
+    partial: {},
+    used: [],
+    ...newRun({}),
+  };
+}
+
 /** Whether `holder` holds the lease on `r`. */
 export const holds = (r: TaskRecord, holder: Holder): boolean => r.lease?.owner === holder.owner && r.lease.run === holder.run;
 
