@@ -27,6 +27,7 @@ export {
   type ToolError,
   type TaskSupport,
   type TaskFrom,
+  type IdempotencyContext,
   type ToolReturn,
 } from "./authoring/definitions.js";
 export {

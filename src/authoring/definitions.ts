@@ -93,7 +93,15 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown
   readonly version: string | undefined;
   readonly task: TaskSupport;
   readonly taskFrom: TaskFrom;
+  /** The key a first request without one of its own is made idempotent under (see `tool`'s `idempotencyKey`). */
+  readonly idempotencyKey: ((input: z.output<I>, ctx: IdempotencyContext) => string | undefined) | undefined;
   run(input: z.output<I>, ctx: RunContext): RunGenerator<R>;
+}
+
+/** What a tool's `idempotencyKey` is told of the request besides its arguments. */
+export interface IdempotencyContext {
+  /** The authenticated principal, if any (keys are scoped to it anyway). */
+  readonly principal: string | undefined;
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -117,13 +125,20 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
   task?: TaskSupport | undefined;
   /** Where a task-run call becomes a task (default `"start"`). */
   taskFrom?: TaskFrom | undefined;
+  /**
+   * For clients that send no `_meta.idempotencyKey`: a key derived from the arguments (e.g. an
+   * order id), under which a first request is answered once — a repeat gets the first one's
+   * response or task (docs/exactly-once.md). `undefined`: no key. A client's own key wins.
+   */
+  idempotencyKey?: ((input: z.output<I>, ctx: IdempotencyContext) => string | undefined) | undefined;
   run: (input: z.output<I>, ctx: RunContext) => RunGenerator<ToolReturn<O extends z.ZodType ? z.output<O> : undefined>>;
 }): ToolDefinition<I, ToolReturn<O extends z.ZodType ? z.output<O> : undefined>> {
   const task = spec.task ?? "never";
   if (task !== "never" && task !== "optional" && task !== "required") throw new TypeError(`tool "${spec.name}": task must be "never", "optional" or "required"`);
   const taskFrom = spec.taskFrom ?? "start";
   if (taskFrom !== "start" && taskFrom !== "runAsTask") throw new TypeError(`tool "${spec.name}": taskFrom must be "start" or "runAsTask"`);
-  return { type: "tool", ...common("tool", spec), title: spec.title, description: spec.description, input: spec.input, output: spec.output, task, taskFrom };
+  if (spec.idempotencyKey !== undefined && typeof spec.idempotencyKey !== "function") throw new TypeError(`tool "${spec.name}": idempotencyKey must be a function (args, ctx) => string | undefined`);
+  return { type: "tool", ...common("tool", spec), title: spec.title, description: spec.description, input: spec.input, output: spec.output, task, taskFrom, idempotencyKey: spec.idempotencyKey };
 }
 
 /** One argument of a prompt, as `prompts/list` shows it. */

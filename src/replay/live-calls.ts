@@ -157,9 +157,11 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * Hold `call` under `token`. With `group` (the call's id), an entry this call held for an
    * earlier round goes: the newer generator has seen everything the older one had, so the older
    * one would never be resumed again — it would only cost memory and GC until evicted.
+   * `heldBytes`: what the generator holds besides its state (the call's arguments), charged too.
    */
-  put(token: string, call: T, expiresAt: number, group?: string, warm = false): void {
-    const bytes = liveCallBytes(token);
+  put(token: string, call: T, expiresAt: number, group?: string, warm = false, heldBytes = 0): void {
+    // What the generator holds besides its state (its arguments, which a client chooses) counts too.
+    const bytes = liveCallBytes(token) + heldBytes;
     if (this.maxCalls <= 0 || bytes > this.maxBytes) return;
     const key = tailHash(token);
     this.peekedToken = this.peekedEntry = undefined;

@@ -5,7 +5,7 @@ import { StoreError } from "../store/index.js";
 import type { StatePayload } from "../journal/journal.js";
 import { NO_ENVELOPE_HINT } from "../replay/errors.js";
 import { describeZodError, ErrorCode, ProtocolError, TASKS_EXTENSION, TASKS_REQUIRED_CAPABILITIES } from "../wire/index.js";
-import { exceedsJsonLimits } from "../util/json-limits.js";
+import { exceedsJsonLimits, jsonBytesWithin } from "../util/json-limits.js";
 import type { RuntimeLimits } from "./options.js";
 
 /**
@@ -92,10 +92,11 @@ export function checkRounds(payload: StatePayload, limits: Required<RuntimeLimit
 }
 
 /** Arguments are walked (digest, zod) recursively: bound them before anything reads them. */
-export function checkArguments(args: unknown, limits: Required<RuntimeLimits>): void {
-  const over = exceedsJsonLimits(args, limits.maxArgumentBytes, limits.maxArgumentDepth + 1);
+export function checkArguments(args: unknown, limits: Required<RuntimeLimits>): number {
+  const over = jsonBytesWithin(args, limits.maxArgumentBytes, limits.maxArgumentDepth + 1);
+  if (typeof over === "number") return over;
   if (over === "size") throw invalidParams(`arguments are larger than the limit of ${limits.maxArgumentBytes} bytes`, "arguments_too_large");
-  if (over === "depth") throw invalidParams(`arguments are nested deeper than the limit of ${limits.maxArgumentDepth}`, "arguments_too_deep");
+  throw invalidParams(`arguments are nested deeper than the limit of ${limits.maxArgumentDepth}`, "arguments_too_deep");
 }
 
 /** The answers a request carries, by own key, within the limits. */

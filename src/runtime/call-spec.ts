@@ -15,6 +15,10 @@ interface CallSpec<R, T = never> {
   binding: StateBinding;
   version: string | undefined;
   requestState: string | undefined;
+  /** A first request's idempotency key (the client's, or the tool's own): the round is redeemed once under it (runtime/single-use/idempotency.ts). */
+  idempotencyKey?: string | undefined;
+  /** The arguments' approximate JSON size: a generator held between rounds holds them, and is charged for them. */
+  argumentBytes?: number | undefined;
   inputResponses: Record<string, unknown> | undefined;
   start: (ctx: RunContext) => RunGenerator<unknown>;
   /** Turn the completed value into the method's result (throws ResultShapeError). */

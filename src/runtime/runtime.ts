@@ -34,6 +34,8 @@ import { type PromptGetResult, type RequestInfo, type ResourceReadResult, resolv
 import { createRedemption } from "./single-use/redeem.js";
 import { createRoundHost } from "./serve-round.js";
 import { createSpill } from "./spill.js";
+import { clientIdempotencyKey, derivedIdempotencyKey, idempotencyGuard, startTaskOnce } from "./single-use/idempotency.js";
+import { TOLERATED_CLOCK_SKEW_MS } from "./single-use/skew.js";
 
 export type { ErrorInfo } from "../replay/errors.js";
 export type { PromptGetResult, RequestInfo, ResourceReadResult, RuntimeLimits, RuntimeOptions, TaskAck, ToolCallResult } from "./options.js";
@@ -116,9 +118,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     options.store !== undefined && resolved.singleUse
       ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) })
       : undefined;
-  const spill = createSpill({ store: options.store, bytes, thresholdBytes: resolved.spillBytes, ttlMs: codec.ttlSeconds * 1000 });
+  // A spilled journal outlives its state by the skew margin: a slow-clocked instance still finds it.
+  const spill = createSpill({ store: options.store, bytes, thresholdBytes: resolved.spillBytes, ttlMs: codec.ttlSeconds * 1000 + TOLERATED_CLOCK_SKEW_MS });
   const calls = createCallState({ codec, spill, live, report });
-  const run = createRoundHost({ limits, calls, live, redemption, clock, report, onRound: options.onRound, verifyReplay: resolved.verifyReplay });
+  // First requests with an idempotency key are redeemed in the store (the in-memory one without
+  // a store of the server's: one instance), kept as long as their state or task may live.
+  const idempotency = {
+    redemption: redemption ?? createRedemption({ store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }),
+    keepMs: Math.max(codec.ttlSeconds * 1000, resolved.tasks.ttlMs),
+  };
+  const run = createRoundHost({ limits, calls, live, redemption, idempotency, clock, report, onRound: options.onRound, verifyReplay: resolved.verifyReplay });
 
   /** The request that starts a task from its first round, traced as that round (its runs are traced by the engine). */
   const traceTaskStart = async (tool: string, callId: string, start: () => Promise<CreateTaskResult>): Promise<CreateTaskResult> => {
@@ -147,7 +156,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const params = plainCallToolParams(rawParams) ?? parseOrThrow(callToolParams, rawParams, "tools/call params");
     if (params.name !== def.name) throw invalidParams(`Tool name "${params.name}" does not match "${def.name}"`, "invalid_params");
     const args = params.arguments ?? {};
-    checkArguments(args, limits);
+    const argumentBytes = checkArguments(args, limits);
     const input = def.input.safeParse(args);
     if (!input.success) throw invalidParams(`Invalid arguments for tool ${def.name}: ${describeZodError(input.error, "arguments")}`, "invalid_arguments");
     // A task only when this request declared the extension; a tool that needs one refuses others.
@@ -167,8 +176,24 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         ...(from.message !== undefined ? { message: from.message } : {}),
         ...(from.resume ? { resume: from.resume } : {}),
       });
+    const binding = bindingFor("tools/call", def.name, args, request.principal);
+    // A first request's idempotency key: the client's, else the one the tool derives.
+    const derive = def.idempotencyKey;
+    const idempotencyKey =
+      params.requestState !== undefined ? undefined : (clientIdempotencyKey(params._meta) ?? (derive && derivedIdempotencyKey(() => derive(input.data, { principal: request.principal }), def.name)));
     // A task from its start: the first request already answers with the task.
     if (asTask && def.taskFrom === "start" && params.requestState === undefined) {
+      if (idempotencyKey !== undefined) {
+        const guard = idempotencyGuard(binding, idempotencyKey, ownResponses(params.inputResponses, limits), clock, idempotency.keepMs);
+        return traceTaskStart(def.name, guard.nonce, () =>
+          startTaskOnce(
+            idempotency.redemption,
+            guard,
+            ({ callId, taskId }) => storeSafe(() => startTask({ journal: [], callId, taskId })),
+            (e) => report(e, { method: "tools/call", target: def.name, round: 1, callId: "" }),
+          ),
+        );
+      }
       const callId = randomUuid();
       return traceTaskStart(def.name, callId, () => storeSafe(() => startTask({ journal: [], callId })));
     }
@@ -176,9 +201,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       {
         owner: def,
         definition: def.name,
-        binding: bindingFor("tools/call", def.name, args, request.principal),
+        binding,
         version: def.version,
         requestState: params.requestState,
+        idempotencyKey,
+        argumentBytes,
         inputResponses: params.inputResponses,
         start: (ctx) => def.run(input.data, ctx),
         shape: (value) => shapeToolResult(def, value),
@@ -193,7 +220,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const params = plainGetPromptParams(rawParams) ?? parseOrThrow(getPromptParams, rawParams, "prompts/get params");
     if (params.name !== def.name) throw invalidParams(`Prompt name "${params.name}" does not match "${def.name}"`, "invalid_params");
     const args = params.arguments ?? {};
-    checkArguments(args, limits);
+    const argumentBytes = checkArguments(args, limits);
     const missing = def.arguments.filter((a) => a.required && !Object.hasOwn(args, a.name)).map((a) => a.name);
     if (missing.length > 0) throw invalidParams(`Missing required prompt arguments: ${missing.join(", ")}`, "invalid_arguments");
     return run<GetPromptResult>(
@@ -203,6 +230,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         binding: bindingFor("prompts/get", def.name, args, request.principal),
         version: def.version,
         requestState: params.requestState,
+        idempotencyKey: params.requestState === undefined ? clientIdempotencyKey(params._meta) : undefined,
+        argumentBytes,
         inputResponses: params.inputResponses,
         start: (ctx) => def.run(args, ctx),
         shape: (value) => shapePromptResult(def, value),
@@ -233,6 +262,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         binding: bindingFor("resources/read", uri, {}, request.principal),
         version: def.version,
         requestState: params.requestState,
+        idempotencyKey: params.requestState === undefined ? clientIdempotencyKey(params._meta) : undefined,
         inputResponses: params.inputResponses,
         start,
         shape: (value) => shapeResourceResult(def, uri, value),

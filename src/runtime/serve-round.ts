@@ -15,6 +15,7 @@ import type { RequestInfo, RuntimeLimits } from "./options.js";
 import type { Redemption } from "./single-use/redeem.js";
 import { createSingleUse, type Progress } from "./single-use/single-use.js";
 import type { CallSpec } from "./call-spec.js";
+import { idempotencyGuard, keyed } from "./single-use/idempotency.js";
 
 export type { CallSpec } from "./call-spec.js";
 import { newTaskId } from "../tasks/record/record.js";
@@ -65,6 +66,8 @@ export interface RoundHostParts {
   calls: CallState;
   live: LiveCalls;
   redemption: Redemption | undefined;
+  /** Where first requests with an idempotency key are redeemed, and how long a key's record is kept from each write. */
+  idempotency: { redemption: Redemption; keepMs: number };
   clock: () => number;
   report: (error: unknown, info: ErrorInfo) => void;
   onRound: ((trace: RoundTrace) => void) | undefined;
@@ -125,7 +128,7 @@ async function runObserved<R, T>(
 }
 
 /** The round runner of one runtime: `run(spec, request)` serves one request of a multi-round call. */
-export function createRoundHost({ limits, calls, live, redemption, clock, report, onRound, verifyReplay }: RoundHostParts) {
+export function createRoundHost({ limits, calls, live, redemption, idempotency, clock, report, onRound, verifyReplay }: RoundHostParts) {
   /**
    * One round. With a store, the state it presents is redeemed once: the same request again
    * gets this round's response from the store, a different one is refused (`state_redeemed`).
@@ -140,10 +143,14 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
 
   function runRound<R, T>(spec: CallSpec<R, T>, request: RequestInfo, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
     const responses = ownResponses(spec.inputResponses, limits);
-    if (spec.requestState === undefined) return execute(spec, request, undefined, responses, observed);
+    if (spec.requestState === undefined) {
+      if (spec.idempotencyKey === undefined) return execute(spec, request, undefined, responses, observed);
+      const guard = idempotencyGuard(spec.binding, spec.idempotencyKey, responses, clock, idempotency.keepMs);
+      return keyed(() => keyedUse.guarded(spec, request, undefined, responses, observed, guard));
+    }
     const state = calls.presented(spec.owner, spec.binding, spec.requestState);
     if (singleUse === undefined) return execute(spec, request, state, responses, observed);
-    return singleUse(spec, request, state, responses, observed);
+    return singleUse.redeemed(spec, request, state, responses, observed);
   }
 
   /** This instance's generator for the call at an earlier round, taken if `presented` extends it (see `extendsHeld`). */
@@ -158,6 +165,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
   }
 
   const singleUse = redemption === undefined ? undefined : createSingleUse({ redemption, live, report, execute });
+  const keyedUse = idempotency.redemption === redemption && singleUse ? singleUse : createSingleUse({ redemption: idempotency.redemption, live, report, execute });
 
   async function execute<R, T>(
     spec: CallSpec<R, T>,
@@ -172,11 +180,11 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
     /** This instance's generator for the call at an earlier round, when the presented journal extends it. */
     let earlier: LiveCall | undefined;
     const from = progress?.from;
-    if (state !== undefined && from !== undefined) {
+    if (from !== undefined) {
       // An earlier attempt at this very request ran steps and stopped: go on from its journal
       // (read from the store, where this server put it). A generator this instance holds for
       // the token knows only the token's journal: it is dropped, never resumed.
-      live.take(state.token, spec.owner);
+      if (state !== undefined) live.take(state.token, spec.owner);
       const lines = parseLines(from.t);
       if (lines === undefined) throw new Error("a kept continuation is not a journal");
       payload = payloadFrom(from.h, lines, from.t);
@@ -229,13 +237,21 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         task: spec.becomeTask ? "become" : "foreground",
         trace,
         beforeStep: progress?.claim,
+        onStep: progress?.onStep,
         onProgress: request.progress,
       },
       (resumed ?? earlier)?.suspended,
     );
+    // The request's own abort (the client went away) marks how far the round got: single use
+    // keeps nothing it recorded after it (single-use.ts, invariant 5).
+    const signal = progress !== undefined ? request.signal : undefined;
+    const onAbort = signal && (() => (progress!.cut ??= current.records.length));
     if (progress) {
       progress.round = current;
-      progress.payload = payload;
+      // A first round (guarded by an idempotency key) has no state yet: its header is round 0's.
+      progress.payload = payload ?? { r: 0, c: callId, o: {}, j: [], text: "" };
+      if (signal?.aborted) onAbort!();
+      else signal?.addEventListener("abort", onAbort!, { once: true });
     }
     ctx.enter(current, request.signal);
     let outcome: RoundOutcome;
@@ -253,6 +269,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
       throw error;
     } finally {
       ctx.leave();
+      if (onAbort) signal!.removeEventListener("abort", onAbort);
       if (observed) observed.steps = current.stepsRun;
     }
     // A foreground round has no wake clock and no signals: sleep() and waitForSignal() there
@@ -326,6 +343,7 @@ export function createRoundHost({ limits, calls, live, redemption, clock, report
         callId,
         // Warm: this round resumed a generator held here (the call's rounds do come back).
         resumed !== undefined || earlier !== undefined,
+        spec.argumentBytes,
       );
     }
     if (observed) {

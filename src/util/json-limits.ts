@@ -4,6 +4,12 @@
  * is passed, so measuring a hostile value costs no more than the limits allow.
  */
 export function exceedsJsonLimits(value: unknown, maxBytes: number, maxDepth: number): "size" | "depth" | undefined {
+  const measured = jsonBytesWithin(value, maxBytes, maxDepth);
+  return typeof measured === "number" ? undefined : measured;
+}
+
+/** `value`'s approximate JSON size in bytes, or which limit it passes (as `exceedsJsonLimits`). */
+export function jsonBytesWithin(value: unknown, maxBytes: number, maxDepth: number): number | "size" | "depth" {
   let bytes = 0;
   // Two parallel stacks (values and their depths) rather than a [value, depth] pair per node:
   // this runs on every request's arguments and answers.
@@ -34,5 +40,5 @@ export function exceedsJsonLimits(value: unknown, maxBytes: number, maxDepth: nu
     }
     if (bytes > maxBytes) return "size";
   }
-  return undefined;
+  return bytes;
 }

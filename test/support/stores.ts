@@ -1,3 +1,4 @@
+import { afterAll } from "vitest";
 import { createMemoryStore, type Store } from "mcp-yield";
 import { createPostgresStore, type PostgresStoreOptions } from "mcp-yield/postgres";
 import { createRedisStore, type RedisStoreOptions } from "mcp-yield/redis";
@@ -78,4 +79,17 @@ export function allStores(file: string): Array<{ name: string; make: () => Promi
     },
     ...sharedStores(file).map((k) => ({ name: k.name, make: () => k.make(), elapse: wait, drop: k.drop, short: 1500 })),
   ];
+}
+
+/**
+ * For `describe.each`: the memory store and the shared ones, as `[name, make]`, with the shared
+ * kinds (`kinds`, for tests that need a second connection or a port). Each shared namespace is
+ * dropped after the file; call at the top level of the file.
+ */
+export function storesOf(file: string): { stores: Array<[string, () => Promise<Store>]>; kinds: SharedStoreKind[] } {
+  const kinds = sharedStores(file);
+  afterAll(async () => {
+    for (const kind of kinds) await kind.drop();
+  });
+  return { kinds, stores: [["memory", async () => createMemoryStore()], ...kinds.map((k) => [k.name, () => k.make()] as [string, () => Promise<Store>])] };
 }

@@ -60,7 +60,7 @@ export interface RoundInput {
    * journal here, so after a crash the instance taking over replays those values instead of
    * making new ones, and a step that completed never runs again. A throw ends the round.
    */
-  onStep?: (records: readonly JournalRecord[]) => Promise<void>;
+  onStep?: ((records: readonly JournalRecord[]) => Promise<void>) | undefined;
   /**
    * Called right before a step's body runs (after any save `onStep` made for it): a task checks
    * here that it still holds its lease, so a run that lost it never starts another step. A throw

@@ -6,6 +6,7 @@ import { type Store, type StoreClock, StoreError } from "../../store/index.js";
 import { synchronousAddOf } from "../../store/memory/memory.js";
 import { isKeptDigest, keptResponseText, REDEEM_PREFIX } from "../../store/kept-response.js";
 import { ErrorCode, type JsonRpcErrorObject, ProtocolError } from "../../wire/index.js";
+import { guardTtl } from "./skew.js";
 
 /**
  * runtime/redeem.ts owns single use of `requestState` on a store. The first request presenting a
@@ -55,6 +56,12 @@ export type Ticket =
       suspend(continuation: Continuation): Promise<void>;
       /** Free the state for any request (only when nothing ran). */
       release(): Promise<void>;
+      /**
+       * Record how far the round got while it still runs (before and after each step), so an
+       * instance that takes the round over after this one died goes on from there: the values
+       * recorded before the step in flight are replayed, and no completed step runs again.
+       */
+      advance(continuation: Continuation): Promise<void>;
     }
   | { kind: "stored"; response: RoundResponse };
 
@@ -144,10 +151,23 @@ const responseNotKept = () =>
     { reason: "response_not_kept" },
   );
 
+/**
+ * When what a redemption guards expires: a state's expiry, or (an idempotency key's record,
+ * kept for a while from each write) a function read at each write.
+ */
+export type Expiry = number | (() => number);
+
+const claimLost = () =>
+  new ProtocolError(ErrorCode.InternalError, "This round was taken over by another instance (this one was thought dead); send the same request again for its response", {
+    reason: "round_in_progress",
+  });
+
 /** Single use of `requestState`, on the store (see the file's header). */
 export function createRedemption({ store, clock, shared = { now: clock, sync: async () => {} }, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
   const me = randomUuid();
   const pollMs = 25;
+  /** The lifetime of a record guarding what expires at `expiresAt`, with the skew margin (runtime/single-use/skew.ts). */
+  const ttlOf = (expiresAt: Expiry) => () => guardTtl(typeof expiresAt === "number" ? expiresAt : expiresAt(), clock());
   /**
    * Claims whose write failed on this instance but may land later (a timed-out command): a
    * repeat finding one takes it over at once instead of waiting for it to expire. Bounded.
@@ -178,10 +198,12 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
     return parsed.data;
   }
 
-  function owned(key: string, held: string, digest: string, claim: string, from: Continuation | undefined, ttl: () => number): Ticket {
+  function owned(key: string, held: string, digest: string, claim: string, from: Continuation | undefined, ttl: () => number, written: Continuation | undefined = from): Ticket {
     let current = held;
     let ended = false;
-    const pending = () => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: shared.now() + claimMs, ...(from ? { k: from } : {}) });
+    /** The continuation the pending record carries (where the round got, as last advanced). */
+    let k = written;
+    const pending = () => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: shared.now() + claimMs, ...(k ? { k } : {}) });
     /**
      * Replace this claim's record with `next`. When the swap finds another value, it is read
      * back: still this claim (an earlier write landed after its acknowledgement was lost) means
@@ -236,6 +258,11 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
       finish: (response) => settle(doneRecord(digest, response), "response"),
       suspend: (k) => settle(JSON.stringify({ d: digest, s: "cont", k }), "continuation"),
       release: () => settle(FREE, "release"),
+      async advance(next) {
+        if (ended) return;
+        k = next;
+        if (!(await replace(pending()))) throw claimLost();
+      },
     };
   }
 
@@ -254,12 +281,12 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
     async commit(
       nonce: string,
       digest: string,
-      expiresAt: number,
+      expiresAt: Expiry,
       response: RoundResponse,
       minted?: string,
     ): Promise<{ kind: "kept" } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
       const key = `${REDEEM_PREFIX}${nonce}`;
-      const ttl = () => Math.max(1, expiresAt - clock());
+      const ttl = ttlOf(expiresAt);
       const done = doneRecord(digest, response, minted);
       for (;;) {
         if (await store.add(key, done, ttl())) return { kind: "kept" };
@@ -286,21 +313,25 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
      * as it always does (its add finds that record, and it reads it). A write refused
      * (`store_full`) throws its StoreError here as `commit` would reject with it.
      */
-    commitInProcess(nonce: string, digest: string, expiresAt: number, response: RoundResponse, minted?: string): boolean {
+    commitInProcess(nonce: string, digest: string, expiresAt: Expiry, response: RoundResponse, minted?: string): boolean {
       const add = synchronousAddOf(store);
-      return add === undefined ? false : add(`${REDEEM_PREFIX}${nonce}`, doneRecord(digest, response, minted), Math.max(1, expiresAt - clock()));
+      return add === undefined ? false : add(`${REDEEM_PREFIX}${nonce}`, doneRecord(digest, response, minted), ttlOf(expiresAt)());
     },
 
-    /** Claim the round that presents the state `nonce` with answers of digest `digest`. */
-    async claim(nonce: string, digest: string, expiresAt: number): Promise<Ticket> {
+    /**
+     * Claim the round that presents the state `nonce` with answers of digest `digest`. `sofar`,
+     * where this round got before it claimed (the values it recorded before its first step), is
+     * written with the claim: a takeover goes on from it.
+     */
+    async claim(nonce: string, digest: string, expiresAt: Expiry, sofar?: Continuation): Promise<Ticket> {
       const key = `${REDEEM_PREFIX}${nonce}`;
-      const ttl = () => Math.max(1, expiresAt - clock());
+      const ttl = ttlOf(expiresAt);
       const giveUp = clock() + waitMs;
       const claim = randomUuid();
       await shared.sync();
       const mine = (k?: Continuation) => JSON.stringify({ d: digest, s: "pending", o: me, i: claim, u: shared.now() + claimMs, ...(k ? { k } : {}) });
       for (;;) {
-        const first = mine();
+        const first = mine(sofar);
         let added: boolean;
         try {
           added = await store.add(key, first, ttl());
@@ -308,13 +339,13 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
           if (error instanceof StoreError) abandon(key, first, ttl);
           throw error;
         }
-        if (added) return owned(key, first, digest, claim, undefined, ttl);
+        if (added) return owned(key, first, digest, claim, undefined, ttl, sofar);
         const raw = await store.get(key);
         if (raw === undefined) continue; // it expired in between: claim again
         const found = parse(key, raw);
         if (found.s === "free") {
-          const next = mine();
-          if (await store.swap(key, raw, next, ttl())) return owned(key, next, digest, claim, undefined, ttl);
+          const next = mine(sofar);
+          if (await store.swap(key, raw, next, ttl())) return owned(key, next, digest, claim, undefined, ttl, sofar);
           continue;
         }
         if (found.d !== digest) throw stateRedeemed();

@@ -6,10 +6,11 @@ import type { LiveCalls } from "../../replay/live-calls.js";
 import type { Round } from "../../replay/round/round.js";
 import type { RoundTrace } from "../../replay/round-trace.js";
 import { ErrorCode, type InputRequiredResult, ProtocolError } from "../../wire/index.js";
+import { StoreError } from "../../store/index.js";
 import { storeSafe, storeSafeNow } from "../admission.js";
 import type { Presented } from "../call-state.js";
 import type { RequestInfo } from "../options.js";
-import type { Continuation, Redemption, RoundResponse, Ticket } from "./redeem.js";
+import type { Continuation, Expiry, Redemption, RoundResponse, Ticket } from "./redeem.js";
 import type { CallSpec } from "../call-spec.js";
 
 // runtime/single-use.ts owns single use of a presented state with a store: the choreography of
@@ -24,6 +25,11 @@ import type { CallSpec } from "../call-spec.js";
 //    before creating a task), and a claim that finds the round answered, or an earlier attempt's
 //    continuation, drops this attempt — which ran nothing.
 // 3. A claim is released only when nothing ran; once steps ran, the round keeps a continuation.
+// 4. While a claimed round runs, its record carries how far it got, written before and after
+//    each step: an instance taking over after this one died replays the values recorded
+//    before the step in flight, and only that step runs again (under the same key).
+// 5. A round whose own request was aborted (the client went away) keeps no outcome: what it
+//    recorded after the abort is dropped, and the same request again goes on from before it.
 
 /** Runs one round of a call: the runtime's `execute`, told how far the round got through `progress`. */
 export type Execute = <R, T>(
@@ -41,6 +47,17 @@ export interface SingleUseParts {
   live: LiveCalls;
   report: (error: unknown, info: ErrorInfo) => void;
   execute: Execute;
+}
+
+/**
+ * What a round is redeemed under: a presented state (its nonce and expiry), or a first request's
+ * idempotency key (runtime/single-use/idempotency.ts). `digest` binds the request: the same one again gets
+ * the kept response, another one is refused.
+ */
+export interface Guard {
+  nonce: string;
+  expiresAt: Expiry;
+  digest: string;
 }
 
 /** What kind of response a stored one is, for its trace. */
@@ -61,7 +78,13 @@ export interface Progress {
   taskId?: string;
   /** The state the round's codec sealed, once it has (its response's `requestState`), when that codec's tokens are base64url (ours). */
   minted?: string;
+  /** After each step (and before one, when the round recorded more): record how far the round got. */
+  onStep?: () => Promise<void>;
+  /** How many records the round had made when its request was aborted (set once, by the abort). */
+  cut?: number;
 }
+
+const requestAborted = () => new ProtocolError(ErrorCode.InternalError, "The request was cancelled before its round ended; send the same request again to go on", { reason: "request_aborted" });
 
 /**
  * Thrown out of a round run without a claim when its claim finds the round answered already, or
@@ -95,16 +118,29 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
    * continuation, drops this attempt (it ran nothing) and goes on the claimed path.
    */
   async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
-    const digest = digestOfText(canonicalEntries(responses));
+    return guarded(spec, request, state, responses, observed, { nonce: state.nonce, expiresAt: state.expiresAt, digest: digestOfText(canonicalEntries(responses)) });
+  }
+
+  /** `redeemed`, for any guard: a presented state's, or a first request's idempotency key's (`state` then undefined). */
+  async function guarded<R, T>(
+    spec: CallSpec<R, T>,
+    request: RequestInfo,
+    state: Presented | undefined,
+    responses: Map<string, unknown>,
+    observed: RoundTrace | undefined,
+    guard: Guard,
+  ): Promise<R | InputRequiredResult | T> {
+    const { nonce, digest, expiresAt } = guard;
     let ticket: Extract<Ticket, { kind: "run" }> | undefined;
     const progress: Progress = {
       from: undefined,
       claim: async () => {
         if (ticket !== undefined) return;
-        const got = await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt));
+        const got = await storeSafe(() => redemption.claim(nonce, digest, expiresAt, journalSoFar(progress)));
         if (got.kind === "stored" || got.continuation !== undefined) throw new ClaimedElsewhere(got);
         ticket = got;
       },
+      onStep: () => (ticket === undefined ? Promise.resolve() : advance(ticket, progress)),
     };
     let result: R | InputRequiredResult | T;
     try {
@@ -113,12 +149,20 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
       if (error instanceof ClaimedElsewhere) return settled(spec, request, state, responses, observed, error.ticket);
       if (ticket !== undefined) return failed(spec, ticket, progress, error);
       // Nothing ran: a client mistake is this round's response; a store failure or a missing
-      // capability leaves the state unredeemed, so the retry they ask for can run.
-      if (isClientMistake(error)) {
-        const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { error: error.toJSON() }));
+      // capability leaves the state unredeemed, so the retry they ask for can run. A client
+      // that went away gets nothing kept: its retry runs the round.
+      if (isClientMistake(error) && progress.cut === undefined) {
+        const kept = await storeSafe(() => redemption.commit(nonce, digest, expiresAt, { error: error.toJSON() }));
         if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
       }
       throw error;
+    }
+    if (progress.cut !== undefined) {
+      // The client went away during the round: its outcome (perhaps a step stopped by the
+      // abort, shaped as the author's failure) is not this call's. Keep where it got.
+      if (ticket !== undefined) return failed(spec, ticket, progress, requestAborted());
+      dropParked(spec, result);
+      throw requestAborted();
     }
     if (ticket !== undefined) {
       // The round ran; if its response cannot be kept now, the client still gets it, and the
@@ -128,14 +172,36 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
     }
     // An in-process store keeps the response at once (no promise per layer); any other, or a
     // state with a record already, goes the way of `commit`.
-    if (storeSafeNow(() => redemption.commitInProcess(state.nonce, digest, state.expiresAt, { result }, progress.minted))) return result;
-    const kept = await storeSafe(() => redemption.commit(state.nonce, digest, state.expiresAt, { result }, progress.minted));
+    if (storeSafeNow(() => redemption.commitInProcess(nonce, digest, expiresAt, { result }, progress.minted))) return result;
+    const kept = await storeSafe(() => redemption.commit(nonce, digest, expiresAt, { result }, progress.minted));
     if (kept.kind === "kept") return result;
     // This round's own response goes nowhere: the generator it parked for its state is dropped.
-    const minted = (result as { requestState?: unknown }).requestState;
-    if (typeof minted === "string") live.take(minted, spec.owner);
+    dropParked(spec, result);
     if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
-    return settled(spec, request, state, responses, observed, await storeSafe(() => redemption.claim(state.nonce, digest, state.expiresAt)));
+    return settled(spec, request, state, responses, observed, await storeSafe(() => redemption.claim(nonce, digest, expiresAt)));
+  }
+
+  /** A round's response that goes nowhere: the generator it parked for its new state is dropped. */
+  function dropParked(spec: CallSpec<unknown, unknown>, result: unknown): void {
+    const minted = (result as { requestState?: unknown } | null)?.requestState;
+    if (typeof minted === "string") live.take(minted, spec.owner);
+  }
+
+  /**
+   * Write how far a claimed round got into its record (see invariant 4). Best effort against a
+   * store that is out: the round goes on (its claim is still its own, renewed with this
+   * progress once the store is back), and its response reaches the client as before; only an
+   * instance dying before then would replay from the last progress written. A claim taken over
+   * meanwhile stops the round: another instance runs it now.
+   */
+  async function advance(ticket: Extract<Ticket, { kind: "run" }>, progress: Progress): Promise<void> {
+    const sofar = journalSoFar(progress);
+    if (sofar === undefined) return;
+    try {
+      await ticket.advance(sofar);
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+    }
   }
 
   /** The response a round of the same request already gave, as this request's. */
@@ -151,18 +217,22 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
   async function settled<R, T>(
     spec: CallSpec<R, T>,
     request: RequestInfo,
-    state: Presented,
+    state: Presented | undefined,
     responses: Map<string, unknown>,
     observed: RoundTrace | undefined,
     ticket: Ticket,
   ): Promise<R | InputRequiredResult | T> {
     if (ticket.kind === "stored") return storedResponse<R | InputRequiredResult | T>(ticket.response, observed);
     let result: R | InputRequiredResult | T;
-    const progress: Progress = { from: ticket.continuation };
+    const progress: Progress = { from: ticket.continuation, onStep: () => advance(ticket, progress) };
     try {
       result = await execute(spec, request, state, responses, observed, progress);
     } catch (error) {
       return failed(spec, ticket, progress, error);
+    }
+    if (progress.cut !== undefined) {
+      dropParked(spec, result);
+      return failed(spec, ticket, progress, requestAborted());
     }
     await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
     return result;
@@ -185,19 +255,32 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
 
   /** Where a failed round got, if it must not be run again from the token. */
   function continuationOf(progress: Progress): Continuation | undefined {
+    const { round } = progress;
+    if (round === undefined || (round.stepsRun.length === 0 && progress.taskId === undefined)) return progress.from;
+    return journalSoFar(progress);
+  }
+
+  /**
+   * The round's journal so far as a continuation (the token's records and the ones the round
+   * added, up to its request's abort if that came), or where it started from if it has not begun.
+   */
+  function journalSoFar(progress: Progress): Continuation | undefined {
     const { round, payload } = progress;
-    if (round === undefined || payload === undefined || (round.stepsRun.length === 0 && progress.taskId === undefined)) return progress.from;
+    if (round === undefined || payload === undefined) return progress.from;
     const h: Continuation["h"] = { r: payload.r, c: payload.c, o: payload.o };
     if (payload.p !== undefined) h.p = payload.p;
     if (payload.v !== undefined) h.v = payload.v;
+    const n = progress.from?.n ?? payload.j.length;
+    // Recorded after the client went away: not this call's (a step stopped by the abort runs again).
+    let records = progress.cut === undefined ? round.records : round.records.slice(0, Math.max(progress.cut, n));
     // A round stopped while creating its task ends with the record of `runAsTask()` becoming
     // one; continued, it must reach that point again (and become the same task), not replay it.
-    const records = progress.taskId !== undefined && round.records.at(-1)?.[0].startsWith(LETTER.task) ? round.records.slice(0, -1) : round.records;
-    const continuation: Continuation = { h, t: recordLines(records), n: progress.from?.n ?? payload.j.length };
+    if (progress.taskId !== undefined && records.at(-1)?.[0].startsWith(LETTER.task)) records = records.slice(0, -1);
+    const continuation: Continuation = { h, t: recordLines(records), n };
     const task = progress.taskId ?? progress.from?.task;
     if (task !== undefined) continuation.task = task;
     return continuation;
   }
 
-  return redeemed;
+  return { redeemed, guarded };
 }
