@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type Capability, capabilityCheck, createTaskResult, declaresExtension, TASKS_EXTENSION, inputRequiredResult, describeZodError, type MultiRoundMethod } from "../wire/index.js";
 import { answerRound, declaredBy } from "./answering.js";
 import type { InputHandlers, LoopOptions, Send } from "./types.js";
+import { sendRetrying } from "./retry.js";
 import { ClientError } from "./errors.js";
 import { followTask } from "./task-follow.js";
 
@@ -35,10 +36,14 @@ export async function callWithInput<R = Record<string, unknown>>(
   const can: (kind: Capability) => boolean = capabilityCheck(declared);
   // Never carry answers or state from elsewhere: each call starts from its own params.
   const { inputResponses: _r, requestState: _s, ...base } = params;
-  let next: Record<string, unknown> = base;
+  const key = options.idempotencyKey ?? crypto.randomUUID();
+  const first: Record<string, unknown> = key === false ? base : { ...base, _meta: { ...(base._meta as Record<string, unknown> | undefined), idempotencyKey: key } };
+  const retries = options.retries ?? 2;
+  if (!(Number.isInteger(retries) && retries >= 0)) throw new TypeError(`retries must be a non-negative integer, got ${String(options.retries)}`);
+  let next: Record<string, unknown> = first;
   for (let round = 1; ; round++) {
     if (signal?.aborted) throw stopped();
-    const raw = await send(method, next);
+    const raw = await sendRetrying(send, method, next, { retries, keyed: round === 1 && key !== false, signal });
     const typed = resultTypeOnly.safeParse(raw);
     if (!typed.success) throw new ClientError("invalid_result", `${method} returned a result that is not an object`);
     const kind = typed.data.resultType ?? "complete";

@@ -75,6 +75,19 @@ export interface LoopOptions {
    * for servers you trust.
    */
   minPollIntervalMs?: number;
+  /**
+   * The first request's `_meta.idempotencyKey`: the server answers a repeat of it with the first
+   * one's response or task (docs/exactly-once.md). Default: a fresh random key per call; `false`
+   * sends none.
+   */
+  idempotencyKey?: string | false;
+  /**
+   * How often one request is sent again, unchanged, when it failed in a way a repeat gets past:
+   * the server said so (`round_in_progress`, `idempotency_in_progress`, `store_unavailable`,
+   * `request_aborted`), or — for the first request, which carries its idempotency key — the
+   * connection failed. Default 2; 0 turns it off.
+   */
+  retries?: number;
   /** Called with every input_required result before it is answered (logging, UIs). */
   onRound?: (info: RoundInfo) => void;
   /** Called with every `tasks/get` answer while following a task (progress, UIs). */

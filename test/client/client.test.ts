@@ -1,9 +1,11 @@
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import { createRuntime, resource } from "mcp-yield";
+import { z } from "zod";
+import { createRuntime, resource, step, tool } from "mcp-yield";
 import { callWithInput, ClientError, createFetchSender, encodeHeaderValue, type InputHandlers, type Send } from "mcp-yield/client";
 import { register } from "mcp-yield/server";
 import { testKey } from "../support/keys.js";
+import { textOf } from "../support/results.js";
 
 // The fetch sender against canned HTTP responses: what a client gets from odd servers.
 const fakeFetch = (reply: (body: { id: number; params: Record<string, unknown> }, headers: Headers) => Response) => {
@@ -308,5 +310,63 @@ describe("the elicit handler's params", () => {
     const result = await callWithInput<{ content: Array<{ text: string }> }>(send, "tools/call", { name: "t" }, handlers, { capabilities: { elicitation: { form: {}, url: {} } } });
     expect(seen.sort()).toEqual(["form name", "url https://example.com/login"]);
     expect(JSON.parse(result.content[0]!.text)).toEqual({ name: { action: "accept", content: { name: "Ada" } }, login: { action: "accept" } });
+  });
+});
+
+describe("the client loop's idempotency key and retries", () => {
+  const charged: string[] = [];
+  const def = tool({
+    name: "pay",
+    description: "",
+    input: z.object({ amount: z.number() }),
+    *run({ amount }) {
+      const id = yield* step("charge", () => (charged.push("c"), `ch_${charged.length}`));
+      return `charged ${amount} as ${id}`;
+    },
+  });
+
+  it("a reply lost after the server ran the first request: the retry carries the same key and gets the same answer, charged once", async () => {
+    const runtime = createRuntime({ state: { keys: [testKey("loop-idem", 12)] }, onError: () => {} });
+    const sent: Array<Record<string, unknown>> = [];
+    let lose = true;
+    const send = (async (_method: string, params: Record<string, unknown>) => {
+      sent.push(params);
+      const result = await runtime.callTool(def, params, {});
+      if (lose) {
+        lose = false;
+        throw new ClientError("transport", "tools/call failed: socket hang up");
+      }
+      return result;
+    }) as Send;
+    charged.length = 0;
+    const result = await callWithInput(send, "tools/call", { name: "pay", arguments: { amount: 3 } }, {});
+    expect(textOf(result)).toBe("charged 3 as ch_1");
+    expect(charged).toHaveLength(1);
+    expect(sent).toHaveLength(2);
+    const keyOf = (p: Record<string, unknown>) => (p._meta as { idempotencyKey?: unknown } | undefined)?.idempotencyKey;
+    expect(keyOf(sent[0]!)).toEqual(expect.any(String));
+    expect(keyOf(sent[1]!)).toBe(keyOf(sent[0]!));
+    // Another call: another key.
+    await callWithInput(send, "tools/call", { name: "pay", arguments: { amount: 3 } }, {});
+    expect(keyOf(sent[2]!)).not.toBe(keyOf(sent[0]!));
+    expect(charged).toHaveLength(2);
+  });
+
+  it("waits as long as the server asks while the first request still runs; sends no key with idempotencyKey: false; refuses a bad retries", async () => {
+    const sent: Array<Record<string, unknown>> = [];
+    let busy = 2;
+    const send = (async (_method: string, params: Record<string, unknown>) => {
+      sent.push(params);
+      if (busy-- > 0) throw new ClientError("rpc_error", "busy", { code: -32603, message: "busy", data: { reason: "idempotency_in_progress", retryAfterMs: 5 } });
+      return { content: [{ type: "text", text: "ok" }] };
+    }) as Send;
+    expect(textOf(await callWithInput(send, "tools/call", { name: "pay", arguments: {} }, {}, { idempotencyKey: "mine" }))).toBe("ok");
+    expect(sent.map((p) => (p._meta as { idempotencyKey?: string }).idempotencyKey)).toEqual(["mine", "mine", "mine"]);
+    busy = 5;
+    await expect(callWithInput(send, "tools/call", { name: "pay", arguments: {} }, {}, { retries: 1 })).rejects.toMatchObject({ rpc: { data: { reason: "idempotency_in_progress" } } });
+    busy = 0;
+    await callWithInput(send, "tools/call", { name: "pay", arguments: {} }, {}, { idempotencyKey: false });
+    expect(sent.at(-1)!._meta).toBeUndefined();
+    await expect(callWithInput(send, "tools/call", { name: "pay", arguments: {} }, {}, { retries: -1 })).rejects.toThrow(/retries/);
   });
 });
