@@ -85,11 +85,22 @@ const hash8 = (text: string) => shortDigest(text, 6);
 // An elicitation's schema object is the same frozen object every round, so (schema, key,
 // message) finds it without canonical JSON — in nested maps, so no key string is built per
 // lookup; other asks are found by their canonical text.
-const byFormSchema = new WeakMap<object, Map<string, Map<string, string>>>();
+let byFormSchema = new WeakMap<object, Map<string, Map<string, string>>>();
 const byText = new Map<string, string>();
 const TEXT_CACHE = 4096;
 const PER_KEY = 256;
 const PER_SCHEMA = 1024;
+/**
+ * Bounds in characters, so that no client fills an instance's memory through them: a message
+ * that quotes a request's arguments is client text. A text longer than `MAX_CACHED_TEXT` is
+ * hashed every time, never kept; and each cache family is dropped whole once the texts it kept
+ * pass `CACHE_CHARS` (it fills again with what rounds ask). Measured by `test/journal/
+ * fingerprint-cache.test.ts`: 300 first rounds quoting 1 MiB arguments keep none of them.
+ */
+const MAX_CACHED_TEXT = 4096;
+const CACHE_CHARS = 4 * 1024 * 1024;
+let textChars = 0;
+let formChars = 0;
 
 /** A fingerprint made from a plain form ask: the key and message it was made from. */
 interface KnownForm {
@@ -109,7 +120,7 @@ interface SchemaForms {
   readonly byKey: Map<string, KnownForm>;
   readonly byOrdinal: Array<KnownForm | undefined>;
 }
-const lastForm = new WeakMap<object, SchemaForms>();
+let lastForm = new WeakMap<object, SchemaForms>();
 /**
  * The schema `lastForm` was last read for, and its forms: a replay asks from the same schema
  * ask after ask, and comparing one reference costs less than a WeakMap lookup (which hashes
@@ -117,6 +128,16 @@ const lastForm = new WeakMap<object, SchemaForms>();
  */
 let lastSchema: object | undefined;
 let lastSchemaForms: SchemaForms | undefined;
+
+/** Count `chars` more kept by the form caches; past their bound, drop them all. */
+function chargeForms(chars: number): void {
+  formChars += chars;
+  if (formChars <= CACHE_CHARS) return;
+  byFormSchema = new WeakMap();
+  lastForm = new WeakMap();
+  lastSchema = lastSchemaForms = undefined;
+  formChars = chars;
+}
 
 /** `lastForm`'s forms for `schema`, made if `create` and absent. */
 function formsOf(schema: object, create: boolean): SchemaForms | undefined {
@@ -156,6 +177,8 @@ const sameText = (fresh: unknown, known: string): boolean => typeof fresh === "s
 function askFingerprint(effect: AskEffect, key: string, recorded: string | undefined, ordinal: number): string {
   if (!isPlainForm(effect)) return hashedAsk(effect, key);
   const { message, requestedSchema } = effect.params;
+  // Long texts are hashed each time, never kept (see MAX_CACHED_TEXT).
+  if (typeof message !== "string" || message.length + key.length > MAX_CACHED_TEXT) return hashedAsk(effect, key);
   // The fingerprint last made from this very schema object, key and message — the message
   // compared, not hashed (it is usually a fresh template string); replaying, only if it is the
   // one recorded here (otherwise the full lookup below makes the fingerprint to compare).
@@ -177,6 +200,7 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
     fp = hashedAsk(effect, key);
     if (forKey.size >= PER_KEY) forKey.clear();
     forKey.set(ownString(message), fp);
+    chargeForms(2 * (key.length + message.length));
   }
   const last = formsOf(requestedSchema, true)!;
   if (last.byKey.size >= PER_SCHEMA && !last.byKey.has(key)) {
@@ -217,8 +241,15 @@ function hashedAsk(effect: AskEffect, key: string): string {
   let fp = byText.get(text);
   if (fp === undefined) {
     const [words, rest] = askParts(effect);
-    if (byText.size >= TEXT_CACHE) byText.clear();
-    byText.set(ownString(text), (fp = EFFECT_KINDS[effect.kind].letter + shortDigest(key, 2) + shortDigest(words, 3) + shortDigest(rest, 3)));
+    fp = EFFECT_KINDS[effect.kind].letter + shortDigest(key, 2) + shortDigest(words, 3) + shortDigest(rest, 3);
+    // Long texts are not kept; the cache is dropped at its count or character bound.
+    if (text.length > MAX_CACHED_TEXT) return fp;
+    if (byText.size >= TEXT_CACHE || textChars + text.length > CACHE_CHARS) {
+      byText.clear();
+      textChars = 0;
+    }
+    byText.set(ownString(text), fp);
+    textChars += text.length;
   }
   return fp;
 }

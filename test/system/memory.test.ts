@@ -3,7 +3,7 @@ import { runInNewContext } from "node:vm";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, type Runtime, sleep, tool } from "mcp-yield";
+import { createRuntime, elicit, type Runtime, sleep, tool } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
 import { callWithInput, createFetchSender } from "mcp-yield/client";
@@ -129,4 +129,37 @@ describe.skipIf(!redisAvailable)("sleeping tasks", () => {
       await dropPrefix(prefix);
     }
   }, 120_000);
+});
+
+describe("a greedy client", () => {
+  // Issue 54, point 5: the quickstart's shape — a question quoting the argument — with 1 MiB
+  // arguments. Neither the ask caches nor the held generators may keep what one client sends.
+  const quoting = tool({
+    name: "quote_back",
+    description: "",
+    input: z.object({ text: z.string() }),
+    async *run({ text }) {
+      const ok = yield* elicit(`Publish "${text}"?`, z.object({ ok: z.boolean() }));
+      return ok.action;
+    },
+  });
+  const huge = (i: number) => `${i}:${"x".repeat(1024 * 1024 - 64)}`;
+
+  it.each([
+    ["no generator kept (liveCalls: 0)", 0],
+    ["generators kept (the default bound)", undefined],
+  ] as const)(
+    "300 first rounds with 1 MiB arguments keep < 64 MiB of heap: %s",
+    async (_what, liveCalls) => {
+      const runtime = createRuntime({ state: { keys, maxTokenBytes: 4 * 1024 * 1024 }, ...(liveCalls !== undefined ? { liveCalls } : {}), onError: () => {} });
+      const before = await settle();
+      for (let i = 0; i < 300; i++) {
+        const r = await runtime.callTool(quoting, { name: "quote_back", arguments: { text: huge(i) } }, { clientCapabilities: { elicitation: {} } });
+        expect(r).toMatchObject({ resultType: "input_required" });
+      }
+      const grown = (await settle()) - before;
+      expect(grown).toBeLessThan(64 * 1024 * 1024);
+    },
+    120_000,
+  );
 });
