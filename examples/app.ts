@@ -8,6 +8,7 @@ import { createRedisStore } from "mcp-yield/redis";
 import { register } from "mcp-yield/server";
 import { refuseOversized } from "./oversized.js";
 import { bookFlight } from "./tools/book-flight.js";
+import { chargeOnce } from "./tools/charge-once.js";
 import { conformanceFixtures } from "./tools/conformance.js";
 import { durableFixtures } from "./tools/durable.js";
 import { generateReport } from "./tools/generate-report.js";
@@ -15,7 +16,7 @@ import { planTrip } from "./tools/plan-trip.js";
 import { taskFixtures } from "./tools/task-fixtures.js";
 import { workspaceSummary } from "./tools/workspace-summary.js";
 
-export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, generateReport, ...conformanceFixtures, ...taskFixtures, ...durableFixtures];
+export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, generateReport, chargeOnce, ...conformanceFixtures, ...taskFixtures, ...durableFixtures];
 
 /**
  * PostgreSQL when `MCP_YIELD_POSTGRES_URL` is set (schema `MCP_YIELD_POSTGRES_SCHEMA`, default
