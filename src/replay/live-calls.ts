@@ -143,14 +143,22 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    * scavenge, against 58 KB counted in parks (5 KB with `liveCalls: 0`). Paired fresh processes,
    * 18 sets: 0.968 of the wall-clock bound's CPU per call (0.860–1.043). Counted in parks, a
    * pause is no wait at all.
+   *
+   * `maxIdle` caps the idle bound, whatever waits were seen: the waits are the clients' to
+   * choose (a client that comes back late raises the bound at once, see `cameBack`), the cap
+   * the server's. Counted in parks it defaults to `maxCalls`: with the count bound full, an
+   * entry goes after about that many parks anyway, so a longer bound would only keep idle
+   * generators — and what they hold — while the instance is below its count. On an idle clock
+   * there is no default cap (its units are the caller's).
    */
   constructor(
     private readonly maxCalls: number,
     private readonly maxBytes: number,
     private readonly now: () => number = Date.now,
     private readonly idleNow?: () => number,
+    private readonly maxIdle: number = idleNow === undefined ? Math.max(INITIAL_IDLE_PARKS, maxCalls) : Number.POSITIVE_INFINITY,
   ) {
-    this.idleLimit = idleNow === undefined ? INITIAL_IDLE_PARKS : Number.POSITIVE_INFINITY;
+    this.idleLimit = idleNow === undefined ? Math.min(INITIAL_IDLE_PARKS, maxIdle) : maxIdle;
   }
 
   /**
@@ -250,7 +258,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     this.waits[this.nextWait] = waited;
     this.nextWait = (this.nextWait + 1) % RESUME_SAMPLES;
     // Set once per RESUME_SAMPLES resumes (a resume is a hot path: no scan of the samples each time).
-    if (this.nextWait === 0) this.idleLimit = Math.max(MIN_IDLE, IDLE_FACTOR * Math.max(...this.waits));
+    if (this.nextWait === 0) this.idleLimit = Math.min(this.maxIdle, Math.max(MIN_IDLE, IDLE_FACTOR * Math.max(...this.waits)));
   }
 
   /**
@@ -301,7 +309,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     if (heldSince === undefined) return;
     this.ghosts.delete(groupKey);
     const waited = this.idleAt() - heldSince;
-    this.idleLimit = Math.max(this.idleLimit, IDLE_FACTOR * waited);
+    this.idleLimit = Math.min(this.maxIdle, Math.max(this.idleLimit, IDLE_FACTOR * waited));
     this.resumedAfter(waited);
   }
 

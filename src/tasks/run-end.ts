@@ -12,6 +12,7 @@ import type { TaskRecord } from "./record/record.js";
 import type { createTaskRecords } from "./record/record-store.js";
 import * as transition from "./record/transitions.js";
 import type { Parked } from "./types.js";
+import { jsonBytesWithin } from "../util/json-limits.js";
 
 // tasks/run-end.ts owns what a run of a task (tasks/run.ts) writes at its edges: whether it may
 // begin (the definition and input it needs, or the task ended for want of them), and where its
@@ -156,7 +157,9 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
     const nonce = encodeBase64url(randomBytes(16));
     const asks = { journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial, requests: withRefusals(outcome.inputRequests, outcome.refused) };
     const parkedNow = await update(record.id, (r) => transition.park(r, holderOf(run), asks, nonce), true);
-    if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs);
+    // The generator holds the task's input (a client's to choose): charged with it.
+    const held = (record.input?.length ?? 0) + (jsonBytesWithin(record.args, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY) as number);
+    if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs, undefined, false, held);
     else if (parkedNow.record?.cancel === true) await finish(record.id, { status: "cancelled" });
   }
 

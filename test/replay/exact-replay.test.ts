@@ -23,6 +23,14 @@ function servings(): Array<[string, SimulateOptions]> {
   ];
 }
 
+/** A held call with nothing in it but its owner: what LiveCalls' bounds are tried with. */
+const entry = (owner: object) => ({
+  owner,
+  suspended: {} as never,
+  context: {} as never,
+  payload: {} as never,
+  minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
+});
 describe("snapshot semantics: code never holds what the journal holds", () => {
   it.each(servings())("mutating a step's result changes neither the question nor the charge (%s)", async (_how, options) => {
     const charge = tool({
@@ -446,13 +454,6 @@ describe("edges", () => {
   });
 
   it("once resumes have been seen, a generator idle for four times the longest recent wait is evicted (its call went elsewhere)", () => {
-    const entry = (owner: object) => ({
-      owner,
-      suspended: {} as never,
-      context: {} as never,
-      payload: {} as never,
-      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
-    });
     const owner = {};
     let now = 1000;
     // Idleness timed on an injected clock (as the tasks engine times its parked generators).
@@ -536,13 +537,6 @@ describe("edges", () => {
   });
 
   it("a bound set by fast rounds relaxes as soon as a slower call comes back for a generator it evicted as idle", () => {
-    const entry = (owner: object) => ({
-      owner,
-      suspended: {} as never,
-      context: {} as never,
-      payload: {} as never,
-      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
-    });
     const owner = {};
     const now = 1000;
     let idle = 0; // the idle clock runs apart from the expiry clock
@@ -579,13 +573,6 @@ describe("edges", () => {
   });
 
   it("an instance that never sees a call twice holds only a few generators (no resume, no unbounded wait)", () => {
-    const entry = (owner: object) => ({
-      owner,
-      suspended: {} as never,
-      context: {} as never,
-      payload: {} as never,
-      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
-    });
     const owner = {};
     // Counted in parks, as the runtime counts (as many instances as a call has requests, round-robin).
     const calls = new LiveCalls(1000, 1 << 30, () => 1000);
@@ -607,14 +594,32 @@ describe("edges", () => {
     expect(calls.takeEarlier("again", owner, () => true)).toBeDefined(); // 20 parks: within the raised bound
   });
 
+  it("a client that comes back late cannot raise the idle bound past the server's cap", () => {
+    const owner = {};
+    // Count bound 100: the cap defaults to 100 parks.
+    const calls = new LiveCalls(100, 1 << 30, () => 1000);
+    // Parks that hold nothing new: one call's newer rounds replace its older generator (no resume).
+    let n = 0;
+    const parks = (count: number) => {
+      for (let i = 0; i < count; i++) calls.put(`${n++}`.padStart(40, "f"), entry(owner), 1e9, "one-call");
+    };
+    // A sampled call (its id ends in 0) parks, goes as idle, and comes back 5,000 parks later:
+    // uncapped, that raises the bound to 4 × 5,000 parks.
+    calls.put("g".repeat(40), entry(owner), 1e9, "late0");
+    parks(5000);
+    expect(calls.takeEarlier("late0", owner, () => true)).toBeUndefined();
+    // Within the cap a generator stays: 90 parks later it is resumed.
+    calls.put("k".repeat(40), entry(owner), 1e9, "held");
+    parks(90);
+    expect(calls.takeEarlier("held", owner, () => true)).toBeDefined();
+    // Past it, it goes, though the instance is far below its count (two entries held).
+    calls.put("h".repeat(40), entry(owner), 1e9, "idle");
+    parks(150);
+    expect(calls.size).toBeLessThanOrEqual(2);
+    expect(calls.takeEarlier("idle", owner, () => true)).toBeUndefined();
+  });
+
   it("without an idle clock, a wait is counted in generators parked meanwhile: the bound is 4 × the longest, and no time enters it", () => {
-    const entry = (owner: object) => ({
-      owner,
-      suspended: {} as never,
-      context: {} as never,
-      payload: {} as never,
-      minted: { nonce: "n", expiresAt: 1e9, method: "tools/call", target: "t", argumentsDigest: "d", principal: undefined },
-    });
     const owner = {};
     const calls = new LiveCalls(1000, 1 << 30, () => 1000); // the expiry clock stands still
     // Three calls' generators parked, then resumed in order: they waited 2, 1 and 0 parks.

@@ -147,14 +147,28 @@ describe("a greedy client", () => {
 
   it.each([
     ["no generator kept (liveCalls: 0)", 0],
-    ["generators kept (the default bound)", undefined],
+    ["generators kept (the default bounds, the idle bound raised by the client)", undefined],
   ] as const)(
     "300 first rounds with 1 MiB arguments keep < 64 MiB of heap: %s",
     async (_what, liveCalls) => {
       const runtime = createRuntime({ state: { keys, maxTokenBytes: 4 * 1024 * 1024 }, ...(liveCalls !== undefined ? { liveCalls } : {}), onError: () => {} });
+      const caps = { clientCapabilities: { elicitation: {} } };
+      if (liveCalls === undefined) {
+        // First the client raises the idle bound itself: 100 calls whose answers come back long
+        // after their generators went as idle (one call in eight is watched for that). Without
+        // this the initial bound (8 parks) alone would drop the held generators below.
+        const asked = [];
+        for (let i = 0; i < 100; i++) asked.push(await runtime.callTool(quoting, { name: "quote_back", arguments: { text: `small ${i}` } }, caps));
+        for (const [i, r] of asked.entries()) {
+          const { requestState, inputRequests } = r as { requestState: string; inputRequests: Record<string, unknown> };
+          const [askKey] = Object.keys(inputRequests);
+          const params = { name: "quote_back", arguments: { text: `small ${i}` }, requestState, inputResponses: { [askKey!]: { action: "accept", content: { ok: true } } } };
+          expect(await runtime.callTool(quoting, params, caps)).toMatchObject({ content: [{ text: "accept" }] });
+        }
+      }
       const before = await settle();
       for (let i = 0; i < 300; i++) {
-        const r = await runtime.callTool(quoting, { name: "quote_back", arguments: { text: huge(i) } }, { clientCapabilities: { elicitation: {} } });
+        const r = await runtime.callTool(quoting, { name: "quote_back", arguments: { text: huge(i) } }, caps);
         expect(r).toMatchObject({ resultType: "input_required" });
       }
       const grown = (await settle()) - before;
