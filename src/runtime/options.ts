@@ -5,6 +5,7 @@ import { integerOption } from "../util/options.js";
 import type { CallToolResult, CreateTaskResult, GetPromptResult, InputRequiredResult, ReadResourceResult } from "../wire/index.js";
 import type { ErrorInfo } from "../replay/errors.js";
 import type { RoundTrace } from "./trace.js";
+import { TOLERATED_CLOCK_SKEW_MS } from "./single-use/skew.js";
 
 // What `createRuntime` is given and what its methods answer, and the defaults of every option.
 
@@ -105,8 +106,11 @@ export interface RuntimeOptions {
    * "principal_byte_limit"` (a running task that passes it ends `failed` with that error; its
    * steps never run again), and its large journals travel in the token where they fit; other
    * principals are not affected. Requests without a principal share one allowance. The
-   * single-use records (a round's kept response) are not counted: they are what keeps a step
-   * from running twice, and the memory store keeps room for them. Default 16 MiB; 0 turns it off.
+   * single-use records of a principal's rounds (a round's kept response, `_meta.idempotencyKey`
+   * records) are counted apart, against the same size, over the time they live: past it that
+   * principal's rounds get `principal_byte_limit` before anything runs. Requests without a
+   * principal are not counted for those (nobody to tell apart; the store's own bound holds).
+   * Default 16 MiB; 0 turns it off.
    */
   maxStoreBytesPerPrincipal?: number;
   /** Signals into waiting tasks (`waitForSignal`). */
@@ -168,8 +172,8 @@ export function resolveRuntimeOptions(options: RuntimeOptions, stateLifetimeMs: 
     liveCalls: integerOption("liveCalls", options.liveCalls, 1000, 0),
     liveCallBytes: integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0),
     maxStoreBytesPerPrincipal: integerOption("maxStoreBytesPerPrincipal", options.maxStoreBytesPerPrincipal, 16 * 1024 * 1024, 0),
-    /** What principal shares count over: the longest life of what is counted, a task or a spilled journal (the state's). */
-    principalWindowMs: Math.max(tasks.ttlMs, stateLifetimeMs),
+    /** What principal shares count over: the longest life of what is counted, a task or a spilled journal (the state's, and the skew margin). */
+    principalWindowMs: Math.max(tasks.ttlMs, stateLifetimeMs + TOLERATED_CLOCK_SKEW_MS),
     spillBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024),
     singleUse: options.singleUse !== false,
     verifyReplay: options.verifyReplay === true,

@@ -36,6 +36,7 @@ import { createRoundHost } from "./serve-round.js";
 import { createSpill } from "./spill.js";
 import { clientIdempotencyKey, derivedIdempotencyKey, idempotencyGuard, startTaskOnce } from "./single-use/idempotency.js";
 import { TOLERATED_CLOCK_SKEW_MS } from "./single-use/skew.js";
+import { roundShareOf } from "./single-use/round-share.js";
 
 export type { ErrorInfo } from "../replay/errors.js";
 export type { PromptGetResult, RequestInfo, ResourceReadResult, RuntimeLimits, RuntimeOptions, TaskAck, ToolCallResult } from "./options.js";
@@ -123,11 +124,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const calls = createCallState({ codec, spill, live, report });
   // First requests with an idempotency key are redeemed in the store (the in-memory one without
   // a store of the server's: one instance), kept as long as their state or task may live.
+  const keepMs = Math.max(codec.ttlSeconds * 1000, resolved.tasks.ttlMs);
   const idempotency = {
     redemption: redemption ?? createRedemption({ store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }),
-    keepMs: Math.max(codec.ttlSeconds * 1000, resolved.tasks.ttlMs),
+    keepMs,
+    share: roundShareOf(store, shared, resolved.maxStoreBytesPerPrincipal, keepMs, "principal-key-bytes"),
   };
-  const run = createRoundHost({ limits, calls, live, redemption, idempotency, clock, report, onRound: options.onRound, verifyReplay: resolved.verifyReplay });
+  const share = redemption && roundShareOf(store, shared, resolved.maxStoreBytesPerPrincipal, codec.ttlSeconds * 1000, "principal-round-bytes");
+  const run = createRoundHost({ limits, calls, live, redemption, share, idempotency, clock, report, onRound: options.onRound, verifyReplay: resolved.verifyReplay });
 
   /** The request that starts a task from its first round, traced as that round (its runs are traced by the engine). */
   const traceTaskStart = async (tool: string, callId: string, start: () => Promise<CreateTaskResult>): Promise<CreateTaskResult> => {

@@ -16,6 +16,7 @@ import type { Redemption } from "./single-use/redeem.js";
 import { createSingleUse, type Progress } from "./single-use/single-use.js";
 import type { CallSpec } from "./call-spec.js";
 import { idempotencyGuard, keyed } from "./single-use/idempotency.js";
+import type { RoundShare } from "./single-use/round-share.js";
 
 export type { CallSpec } from "./call-spec.js";
 import { newTaskId } from "../tasks/record/record.js";
@@ -66,8 +67,13 @@ export interface RoundHostParts {
   calls: CallState;
   live: LiveCalls;
   redemption: Redemption | undefined;
-  /** Where first requests with an idempotency key are redeemed, and how long a key's record is kept from each write. */
-  idempotency: { redemption: Redemption; keepMs: number };
+  /** The principals' shares the single-use records of presented states' rounds are charged to. */
+  share?: RoundShare | undefined;
+  /**
+   * Where first requests with an idempotency key are redeemed, how long a key's record is kept
+   * from each write, and the shares those records are charged to.
+   */
+  idempotency: { redemption: Redemption; keepMs: number; share?: RoundShare | undefined };
   clock: () => number;
   report: (error: unknown, info: ErrorInfo) => void;
   onRound: ((trace: RoundTrace) => void) | undefined;
@@ -128,7 +134,7 @@ async function runObserved<R, T>(
 }
 
 /** The round runner of one runtime: `run(spec, request)` serves one request of a multi-round call. */
-export function createRoundHost({ limits, calls, live, redemption, idempotency, clock, report, onRound, verifyReplay }: RoundHostParts) {
+export function createRoundHost({ limits, calls, live, redemption, share, idempotency, clock, report, onRound, verifyReplay }: RoundHostParts) {
   /**
    * One round. With a store, the state it presents is redeemed once: the same request again
    * gets this round's response from the store, a different one is refused (`state_redeemed`).
@@ -146,7 +152,7 @@ export function createRoundHost({ limits, calls, live, redemption, idempotency, 
     if (spec.requestState === undefined) {
       if (spec.idempotencyKey === undefined) return execute(spec, request, undefined, responses, observed);
       const guard = idempotencyGuard(spec.binding, spec.idempotencyKey, responses, clock, idempotency.keepMs);
-      return keyed(() => keyedUse.guarded(spec, request, undefined, responses, observed, guard));
+      return keyed(() => keyedUse.guarded(spec, request, undefined, responses, observed, { ...guard, share: idempotency.share }));
     }
     const state = calls.presented(spec.owner, spec.binding, spec.requestState);
     if (singleUse === undefined) return execute(spec, request, state, responses, observed);
@@ -164,7 +170,7 @@ export function createRoundHost({ limits, calls, live, redemption, idempotency, 
     );
   }
 
-  const singleUse = redemption === undefined ? undefined : createSingleUse({ redemption, live, report, execute });
+  const singleUse = redemption === undefined ? undefined : createSingleUse({ redemption, live, report, execute, share });
   const keyedUse = idempotency.redemption === redemption && singleUse ? singleUse : createSingleUse({ redemption: idempotency.redemption, live, report, execute });
 
   async function execute<R, T>(

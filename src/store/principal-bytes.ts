@@ -25,10 +25,14 @@ export interface PrincipalBytes {
 /** The reason a refused charge carries on the wire. */
 export const PRINCIPAL_BYTE_LIMIT = "principal_byte_limit";
 
-export function createPrincipalBytes({ store, time, limit, windowMs }: { store: Store; time: StoreClock; limit: number; windowMs: number }): PrincipalBytes {
+/**
+ * `name` tells apart counters kept over different windows (a round's single-use records live
+ * the state's lifetime, tasks their own): each is its own share of the same size.
+ */
+export function createPrincipalBytes({ store, time, limit, windowMs, name = "principal-bytes" }: { store: Store; time: StoreClock; limit: number; windowMs: number; name?: string }): PrincipalBytes {
   // Previous windows' totals by counter key: final once their window has passed.
   const previous = new Map<string, number>();
-  const keyOf = (principal: string | undefined, window: number) => `principal-bytes:${principal === undefined ? "-" : digestOf(principal)}:${window}`;
+  const keyOf = (principal: string | undefined, window: number) => `${name}:${principal === undefined ? "-" : digestOf(principal)}:${window}`;
   // A counter outlives its window by one more, while it is the previous one.
   const ttlMs = 2 * windowMs + 1000;
 

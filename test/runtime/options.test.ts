@@ -18,11 +18,11 @@ describe("runtime options", () => {
       verifyReplay: false,
       limits: { maxRounds: 64, maxInputResponses: 64, maxInputResponseBytes: 256 * 1024, maxInputResponseDepth: 32, maxArgumentBytes: 1024 * 1024, maxArgumentDepth: 64 },
       tasks: { ttlMs: 3_600_000, pollIntervalMs: 500, leaseMs: 10_000, sweepMs: 5000, cancelGraceMs: 2000, maxPerPrincipal: 1000 },
-      // Shares count over the longer of a task's life and a state's.
+      // Shares count over the longer of a task's life and a state's (and the skew margin).
       principalWindowMs: 3_600_000,
     });
     expect(resolveTaskOptions({ leaseMs: 400 }).sweepMs).toBe(200);
-    expect(resolveRuntimeOptions({ state: { keys: [testKey()] }, tasks: { ttlMs: 1000 } }, 600_000).principalWindowMs).toBe(600_000);
+    expect(resolveRuntimeOptions({ state: { keys: [testKey()] }, tasks: { ttlMs: 1000 } }, 600_000).principalWindowMs).toBe(660_000);
   });
 
   it("refuse a bad option when the runtime is made, naming it", () => {

@@ -51,9 +51,10 @@ export type Ticket =
       kind: "run";
       /** Where an earlier attempt at this very request got to; run from here, not from the token. */
       continuation: Continuation | undefined;
-      finish(response: RoundResponse): Promise<void>;
-      /** Keep where the round got (its steps ran) and give the claim up to a repeat of this request. */
-      suspend(continuation: Continuation): Promise<void>;
+      /** Keep the round's response; resolves to the bytes the record takes (its key and value). */
+      finish(response: RoundResponse): Promise<number>;
+      /** Keep where the round got (its steps ran) and give the claim up to a repeat of this request; resolves as `finish`. */
+      suspend(continuation: Continuation): Promise<number>;
       /** Free the state for any request (only when nothing ran). */
       release(): Promise<void>;
       /**
@@ -232,8 +233,8 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
       Math.max(1, Math.floor(claimMs / 3)),
     );
     renew.unref?.();
-    /** Write `next` now, or — the store being out — keep trying while the state lives. */
-    async function settle(next: string, what: string): Promise<void> {
+    /** Write `next` now, or — the store being out — keep trying while the state lives. Resolves to the bytes it keeps. */
+    async function settle(next: string, what: string): Promise<number> {
       ended = true;
       clearInterval(renew);
       const attempt = async () => {
@@ -241,6 +242,7 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
       };
       try {
         await attempt();
+        return key.length + next.length;
       } catch (error) {
         if (!(error instanceof StoreError)) throw error;
         // A repeat that arrives once the store is back must find this, not run the round again.
@@ -257,7 +259,7 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
       continuation: from,
       finish: (response) => settle(doneRecord(digest, response), "response"),
       suspend: (k) => settle(JSON.stringify({ d: digest, s: "cont", k }), "continuation"),
-      release: () => settle(FREE, "release"),
+      release: () => settle(FREE, "release").then(() => undefined),
       async advance(next) {
         if (ended) return;
         k = next;
@@ -284,17 +286,17 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
       expiresAt: Expiry,
       response: RoundResponse,
       minted?: string,
-    ): Promise<{ kind: "kept" } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
+    ): Promise<{ kind: "kept"; bytes: number } | { kind: "stored"; response: RoundResponse } | { kind: "claim" }> {
       const key = `${REDEEM_PREFIX}${nonce}`;
       const ttl = ttlOf(expiresAt);
       const done = doneRecord(digest, response, minted);
       for (;;) {
-        if (await store.add(key, done, ttl())) return { kind: "kept" };
+        if (await store.add(key, done, ttl())) return { kind: "kept", bytes: key.length + done.length };
         const raw = await store.get(key);
         if (raw === undefined) continue; // it expired in between: write again
         const found = parse(key, raw);
         if (found.s === "free") {
-          if (await store.swap(key, raw, done, ttl())) return { kind: "kept" };
+          if (await store.swap(key, raw, done, ttl())) return { kind: "kept", bytes: key.length + done.length };
           continue;
         }
         if (found.d !== digest) throw stateRedeemed();
@@ -308,14 +310,17 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
 
     /**
      * `commit`'s first write, done at once when the store writes in this process (the memory
-     * store: `synchronousAddOf`): `true` when the response is kept. `false` when the store
+     * store: `synchronousAddOf`): the bytes its record takes when the response is kept. 0 when the store
      * writes only through promises, or the state has a record already — then `commit` decides,
      * as it always does (its add finds that record, and it reads it). A write refused
      * (`store_full`) throws its StoreError here as `commit` would reject with it.
      */
-    commitInProcess(nonce: string, digest: string, expiresAt: Expiry, response: RoundResponse, minted?: string): boolean {
+    commitInProcess(nonce: string, digest: string, expiresAt: Expiry, response: RoundResponse, minted?: string): number {
       const add = synchronousAddOf(store);
-      return add === undefined ? false : add(`${REDEEM_PREFIX}${nonce}`, doneRecord(digest, response, minted), ttlOf(expiresAt)());
+      if (add === undefined) return 0;
+      const key = `${REDEEM_PREFIX}${nonce}`;
+      const done = doneRecord(digest, response, minted);
+      return add(key, done, ttlOf(expiresAt)()) ? key.length + done.length : 0;
     },
 
     /**

@@ -12,6 +12,7 @@ import type { Presented } from "../call-state.js";
 import type { RequestInfo } from "../options.js";
 import type { Continuation, Expiry, Redemption, RoundResponse, Ticket } from "./redeem.js";
 import type { CallSpec } from "../call-spec.js";
+import type { RoundShare } from "./round-share.js";
 
 // runtime/single-use.ts owns single use of a presented state with a store: the choreography of
 // one round around its redemption — run without a claim until a step or a task needs one, keep
@@ -47,6 +48,8 @@ export interface SingleUseParts {
   live: LiveCalls;
   report: (error: unknown, info: ErrorInfo) => void;
   execute: Execute;
+  /** The principals' shares the records of presented states' rounds are charged to (none: not charged). */
+  share?: RoundShare | undefined;
 }
 
 /**
@@ -58,6 +61,8 @@ export interface Guard {
   nonce: string;
   expiresAt: Expiry;
   digest: string;
+  /** The principals' shares this guard's records are charged to (none: not charged). */
+  share?: RoundShare | undefined;
 }
 
 /** What kind of response a stored one is, for its trace. */
@@ -106,7 +111,7 @@ const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress
 const isClientMistake = (error: unknown): error is ProtocolError => error instanceof ProtocolError && !RETRYABLE.has(String(error.data?.reason)) && error.code !== ErrorCode.MissingClientCapability;
 
 /** Single use over `redemption`: `(spec, request, state, responses, observed)` serves one redeemed round. */
-export function createSingleUse({ redemption, live, report, execute }: SingleUseParts) {
+export function createSingleUse({ redemption, live, report, execute, share }: SingleUseParts) {
   const infoFor = (spec: CallSpec<unknown, unknown>): ErrorInfo => ({ method: spec.binding.method, target: spec.binding.target, round: 0, callId: "" });
 
   /**
@@ -118,7 +123,7 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
    * continuation, drops this attempt (it ran nothing) and goes on the claimed path.
    */
   async function redeemed<R, T>(spec: CallSpec<R, T>, request: RequestInfo, state: Presented, responses: Map<string, unknown>, observed: RoundTrace | undefined): Promise<R | InputRequiredResult | T> {
-    return guarded(spec, request, state, responses, observed, { nonce: state.nonce, expiresAt: state.expiresAt, digest: digestOfText(canonicalEntries(responses)) });
+    return guarded(spec, request, state, responses, observed, { nonce: state.nonce, expiresAt: state.expiresAt, digest: digestOfText(canonicalEntries(responses)), share });
   }
 
   /** `redeemed`, for any guard: a presented state's, or a first request's idempotency key's (`state` then undefined). */
@@ -131,6 +136,12 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
     guard: Guard,
   ): Promise<R | InputRequiredResult | T> {
     const { nonce, digest, expiresAt } = guard;
+    const principal = spec.binding.principal;
+    // Past its share a principal's round is refused here, before anything runs (round-share.ts).
+    const admitted = guard.share?.admit(principal);
+    if (admitted !== undefined) await storeSafe(() => admitted);
+    /** Bytes a record of this round now takes in the store, charged to its principal. */
+    const spent = (bytes: number | undefined) => guard.share?.spend(principal, bytes ?? 0);
     let ticket: Extract<Ticket, { kind: "run" }> | undefined;
     const progress: Progress = {
       from: undefined,
@@ -146,13 +157,14 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
     try {
       result = await execute(spec, request, state, responses, observed, progress);
     } catch (error) {
-      if (error instanceof ClaimedElsewhere) return settled(spec, request, state, responses, observed, error.ticket);
-      if (ticket !== undefined) return failed(spec, ticket, progress, error);
+      if (error instanceof ClaimedElsewhere) return settled(spec, request, state, responses, observed, error.ticket, spent);
+      if (ticket !== undefined) return failed(spec, ticket, progress, error, spent);
       // Nothing ran: a client mistake is this round's response; a store failure or a missing
       // capability leaves the state unredeemed, so the retry they ask for can run. A client
       // that went away gets nothing kept: its retry runs the round.
       if (isClientMistake(error) && progress.cut === undefined) {
         const kept = await storeSafe(() => redemption.commit(nonce, digest, expiresAt, { error: error.toJSON() }));
+        if (kept.kind === "kept") spent(kept.bytes);
         if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
       }
       throw error;
@@ -160,25 +172,32 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
     if (progress.cut !== undefined) {
       // The client went away during the round: its outcome (perhaps a step stopped by the
       // abort, shaped as the author's failure) is not this call's. Keep where it got.
-      if (ticket !== undefined) return failed(spec, ticket, progress, requestAborted());
+      if (ticket !== undefined) return failed(spec, ticket, progress, requestAborted(), spent);
       dropParked(spec, result);
       throw requestAborted();
     }
     if (ticket !== undefined) {
       // The round ran; if its response cannot be kept now, the client still gets it, and the
       // redemption keeps trying to store it while the state lives (a repeat finds it then).
-      await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
+      await ticket.finish({ result }).then(spent, (e: unknown) => report(e, infoFor(spec)));
       return result;
     }
     // An in-process store keeps the response at once (no promise per layer); any other, or a
     // state with a record already, goes the way of `commit`.
-    if (storeSafeNow(() => redemption.commitInProcess(nonce, digest, expiresAt, { result }, progress.minted))) return result;
+    const keptNow = storeSafeNow(() => redemption.commitInProcess(nonce, digest, expiresAt, { result }, progress.minted));
+    if (keptNow > 0) {
+      spent(keptNow);
+      return result;
+    }
     const kept = await storeSafe(() => redemption.commit(nonce, digest, expiresAt, { result }, progress.minted));
-    if (kept.kind === "kept") return result;
+    if (kept.kind === "kept") {
+      spent(kept.bytes);
+      return result;
+    }
     // This round's own response goes nowhere: the generator it parked for its state is dropped.
     dropParked(spec, result);
     if (kept.kind === "stored") return storedResponse<R | InputRequiredResult | T>(kept.response, observed);
-    return settled(spec, request, state, responses, observed, await storeSafe(() => redemption.claim(nonce, digest, expiresAt)));
+    return settled(spec, request, state, responses, observed, await storeSafe(() => redemption.claim(nonce, digest, expiresAt)), spent);
   }
 
   /** A round's response that goes nowhere: the generator it parked for its new state is dropped. */
@@ -221,6 +240,7 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
     responses: Map<string, unknown>,
     observed: RoundTrace | undefined,
     ticket: Ticket,
+    spent: (bytes: number | undefined) => void,
   ): Promise<R | InputRequiredResult | T> {
     if (ticket.kind === "stored") return storedResponse<R | InputRequiredResult | T>(ticket.response, observed);
     let result: R | InputRequiredResult | T;
@@ -228,27 +248,27 @@ export function createSingleUse({ redemption, live, report, execute }: SingleUse
     try {
       result = await execute(spec, request, state, responses, observed, progress);
     } catch (error) {
-      return failed(spec, ticket, progress, error);
+      return failed(spec, ticket, progress, error, spent);
     }
     if (progress.cut !== undefined) {
       dropParked(spec, result);
-      return failed(spec, ticket, progress, requestAborted());
+      return failed(spec, ticket, progress, requestAborted(), spent);
     }
-    await ticket.finish({ result }).catch((e: unknown) => report(e, infoFor(spec)));
+    await ticket.finish({ result }).then(spent, (e: unknown) => report(e, infoFor(spec)));
     return result;
   }
 
   /** A claimed round that failed: keep where it got, its error, or free the state; then the error. */
-  async function failed(spec: CallSpec<unknown, unknown>, ticket: Extract<Ticket, { kind: "run" }>, progress: Progress, error: unknown): Promise<never> {
+  async function failed(spec: CallSpec<unknown, unknown>, ticket: Extract<Ticket, { kind: "run" }>, progress: Progress, error: unknown, spent: (bytes: number | undefined) => void): Promise<never> {
     const keep = (e: unknown) => report(e, infoFor(spec));
     // Steps ran (or a task was being created): keep where the call got. The same request
     // again continues from there — after a store failure, or declaring the capability a
     // -32021 asked for — and no step body runs a second time.
     const continuation = continuationOf(progress);
-    if (continuation) await ticket.suspend(continuation).catch(keep);
+    if (continuation) await ticket.suspend(continuation).then(spent, keep);
     // Nothing ran: a client mistake is this round's response; a store failure or a missing
     // capability frees the state, so the retry they ask for can run.
-    else if (isClientMistake(error)) await ticket.finish({ error: error.toJSON() }).catch(keep);
+    else if (isClientMistake(error)) await ticket.finish({ error: error.toJSON() }).then(spent, keep);
     else await ticket.release().catch(keep);
     throw error;
   }
