@@ -94,6 +94,14 @@ export interface RuntimeOptions {
    */
   singleUse?: boolean;
   /**
+   * With a `store`: how long a foreground round that runs steps holds its claim without
+   * renewal (renewed every third of it while the round runs). An instance that dies mid-step
+   * stops renewing; the same request again, on another instance, takes the round over once
+   * this has passed (until then it waits, up to 30 s, or gets `round_in_progress`). Shorter
+   * means a faster takeover and more store writes per long step. Default 15000.
+   */
+  roundLeaseMs?: number;
+  /**
    * With a `store`: a journal larger than this (JSON bytes) is kept in the store for the state's
    * lifetime, and the token carries a sealed reference and digest instead. Default 16384.
    */
@@ -176,6 +184,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions, stateLifetimeMs: 
     principalWindowMs: Math.max(tasks.ttlMs, stateLifetimeMs + TOLERATED_CLOCK_SKEW_MS),
     spillBytes: integerOption("spillBytes", options.spillBytes, 16 * 1024),
     singleUse: options.singleUse !== false,
+    roundLeaseMs: integerOption("roundLeaseMs", options.roundLeaseMs, 15_000),
     verifyReplay: options.verifyReplay === true,
   };
 }

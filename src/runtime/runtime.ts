@@ -117,7 +117,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const tasks = () => (engine ??= createTaskEngine({ store, options: resolved.tasks, report, clock, time: shared, bytes, signer: codec, signalBaseUrl, onRound: options.onRound }));
   const redemption =
     options.store !== undefined && resolved.singleUse
-      ? createRedemption({ store: options.store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) })
+      ? createRedemption({ store: options.store, clock, shared, claimMs: resolved.roundLeaseMs, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) })
       : undefined;
   // A spilled journal outlives its state by the skew margin: a slow-clocked instance still finds it.
   const spill = createSpill({ store: options.store, bytes, thresholdBytes: resolved.spillBytes, ttlMs: codec.ttlSeconds * 1000 + TOLERATED_CLOCK_SKEW_MS });
@@ -126,7 +126,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // a store of the server's: one instance), kept as long as their state or task may live.
   const keepMs = Math.max(codec.ttlSeconds * 1000, resolved.tasks.ttlMs);
   const idempotency = {
-    redemption: redemption ?? createRedemption({ store, clock, shared, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }),
+    redemption: redemption ?? createRedemption({ store, clock, shared, claimMs: resolved.roundLeaseMs, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) }),
     keepMs,
     share: roundShareOf(store, shared, resolved.maxStoreBytesPerPrincipal, keepMs, "principal-key-bytes"),
   };

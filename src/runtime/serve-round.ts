@@ -242,7 +242,7 @@ export function createRoundHost({ limits, calls, live, redemption, share, idempo
         clock,
         task: spec.becomeTask ? "become" : "foreground",
         trace,
-        beforeStep: progress?.claim,
+        beforeStep: progress?.beforeStep,
         onStep: progress?.onStep,
         onProgress: request.progress,
       },

@@ -15,12 +15,14 @@ describe("runtime options", () => {
       maxStoreBytesPerPrincipal: 16 * 1024 * 1024,
       spillBytes: 16 * 1024,
       singleUse: true,
+      roundLeaseMs: 15_000,
       verifyReplay: false,
       limits: { maxRounds: 64, maxInputResponses: 64, maxInputResponseBytes: 256 * 1024, maxInputResponseDepth: 32, maxArgumentBytes: 1024 * 1024, maxArgumentDepth: 64 },
       tasks: { ttlMs: 3_600_000, pollIntervalMs: 500, leaseMs: 10_000, sweepMs: 5000, cancelGraceMs: 2000, maxPerPrincipal: 1000 },
       // Shares count over the longer of a task's life and a state's (and the skew margin).
       principalWindowMs: 3_600_000,
     });
+    expect(() => resolveRuntimeOptions({ state: { keys: [testKey()] }, roundLeaseMs: 0 }, 600_000)).toThrow(/roundLeaseMs/);
     expect(resolveTaskOptions({ leaseMs: 400 }).sweepMs).toBe(200);
     expect(resolveRuntimeOptions({ state: { keys: [testKey()] }, tasks: { ttlMs: 1000 } }, 600_000).principalWindowMs).toBe(660_000);
   });

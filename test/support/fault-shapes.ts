@@ -12,6 +12,8 @@ export interface StepRuns {
   /** The instance these definitions run on. */
   by: string;
   log: Map<string, Array<{ by: string; at: number }>>;
+  /** Told as each step body starts, with its key: `"hang"` makes the body never return (its instance died there). */
+  onStart?: (key: string) => "hang" | undefined;
 }
 const Ok = z.object({ ok: z.boolean() });
 const TASKS = { "io.modelcontextprotocol/tasks": {} };
@@ -30,8 +32,9 @@ export interface Shape {
   options?: Record<string, unknown>;
 }
 
-function counted(runs: StepRuns, key: string, value: unknown) {
+function counted<T>(runs: StepRuns, key: string, value: T): T {
   runs.log.set(key, [...(runs.log.get(key) ?? []), { by: runs.by, at: performance.now() }]);
+  if (runs.onStart?.(key) === "hang") return new Promise<never>(() => {}) as T;
   return value;
 }
 
@@ -192,7 +195,10 @@ export const SHAPES: Shape[] = [
 ];
 
 /** Reasons a client is told to retry the same request. */
-const RETRY = new Set(["store_unavailable", "store_full", "round_in_progress"]);
+const RETRY = new Set(["store_unavailable", "store_full", "round_in_progress", "idempotency_in_progress"]);
+
+/** What `drive` sends its requests to: a runtime, or a client's view of several (test/support/edge-suite.ts). */
+export type Target = Pick<Runtime, "callTool" | "getTask" | "updateTask" | "signal">;
 
 export interface Drive {
   /** The final text, or the error the client was left with. */
@@ -211,7 +217,7 @@ function reasonOf(error: unknown): string | undefined {
  * that failed with a retryable reason, follow a task with tasks/get and tasks/update. Bounded
  * in requests and time: a call still open at the end is "stuck".
  */
-export async function drive(runtime: Runtime, def: ToolDefinition, shape: Shape, onTask: (taskId: string) => void = () => {}, limits = { requests: 200, ms: 15_000 }): Promise<Drive> {
+export async function drive(runtime: Target, def: ToolDefinition, shape: Shape, onTask: (taskId: string) => void = () => {}, limits = { requests: 200, ms: 15_000 }): Promise<Drive> {
   const info = { clientCapabilities: shape.capabilities };
   const started = Date.now();
   let requests = 0;

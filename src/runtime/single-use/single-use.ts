@@ -77,6 +77,8 @@ export interface Progress {
   from: Continuation | undefined;
   /** For a round run without a claim: claim the state now (before a step, or creating a task). */
   claim?: () => Promise<void>;
+  /** Right before a step's body runs: no step starts once the request was aborted; then `claim`. */
+  beforeStep?: () => Promise<void>;
   round?: Round;
   payload?: StatePayload | undefined;
   /** Set once the round has started creating its task. */
@@ -102,7 +104,12 @@ class ClaimedElsewhere extends Error {
 }
 
 /** Store failures and other conditions a retry of the same request may get past. */
-const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress"]);
+const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress", "request_aborted"]);
+
+/** No step starts for a request that was aborted: its client is gone, and the step would run for nobody (its retry runs it). */
+const stopIfAborted = (progress: Progress) => {
+  if (progress.cut !== undefined) throw requestAborted();
+};
 
 /**
  * A JSON-RPC error that is the round's own answer to this request (kept, so a repeat gets it),
@@ -152,6 +159,10 @@ export function createSingleUse({ redemption, live, report, execute, share }: Si
         ticket = got;
       },
       onStep: () => (ticket === undefined ? Promise.resolve() : advance(ticket, progress)),
+      beforeStep: async () => {
+        stopIfAborted(progress);
+        await progress.claim!();
+      },
     };
     let result: R | InputRequiredResult | T;
     try {
@@ -244,7 +255,7 @@ export function createSingleUse({ redemption, live, report, execute, share }: Si
   ): Promise<R | InputRequiredResult | T> {
     if (ticket.kind === "stored") return storedResponse<R | InputRequiredResult | T>(ticket.response, observed);
     let result: R | InputRequiredResult | T;
-    const progress: Progress = { from: ticket.continuation, onStep: () => advance(ticket, progress) };
+    const progress: Progress = { from: ticket.continuation, onStep: () => advance(ticket, progress), beforeStep: async () => stopIfAborted(progress) };
     try {
       result = await execute(spec, request, state, responses, observed, progress);
     } catch (error) {
@@ -291,8 +302,16 @@ export function createSingleUse({ redemption, live, report, execute, share }: Si
     if (payload.p !== undefined) h.p = payload.p;
     if (payload.v !== undefined) h.v = payload.v;
     const n = progress.from?.n ?? payload.j.length;
-    // Recorded after the client went away: not this call's (a step stopped by the abort runs again).
-    let records = progress.cut === undefined ? round.records : round.records.slice(0, Math.max(progress.cut, n));
+    // Recorded after the client went away: not this call's (a step stopped by the abort runs
+    // again) — but for the step in flight at the abort, if it completed: it ran, and its result
+    // is kept (the next record made is its own; a step that failed, or was stopped, made none).
+    let records = round.records;
+    if (progress.cut !== undefined) {
+      let end = Math.max(progress.cut, n);
+      const next = records[end]?.[0];
+      if (next !== undefined && (next.startsWith(LETTER.step) || next.startsWith(LETTER.attempt))) end++;
+      records = records.slice(0, end);
+    }
     // A round stopped while creating its task ends with the record of `runAsTask()` becoming
     // one; continued, it must reach that point again (and become the same task), not replay it.
     if (progress.taskId !== undefined && records.at(-1)?.[0].startsWith(LETTER.task)) records = records.slice(0, -1);

@@ -1,0 +1,14 @@
+import { afterAll, describe } from "vitest";
+import { createRedisStore } from "mcp-yield/redis";
+import { edgeSuite } from "../support/edge-suite.js";
+import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
+
+// The edges of a call (test/support/edge-suite.ts) on a real Redis, each run under a key prefix
+// of its own.
+const prefix = testPrefix("edges");
+let next = 0;
+afterAll(async () => {
+  if (redisAvailable) await dropPrefix(prefix);
+});
+if (redisAvailable) edgeSuite("redis", () => createRedisStore({ url: REDIS_URL, prefix: `${prefix}${next++}:` }));
+else describe.skip("the edges of a call on the redis store (no Redis)", () => {});
