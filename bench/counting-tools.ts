@@ -1,6 +1,6 @@
 import { acceptedContent, createRequestStateCodec, inputRequired } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createStateCodec, type ElicitEffect, elicit, type RunContext, type StateCodec, type StateKey, tool, toRequestedSchema } from "mcp-yield";
+import { createStateCodec, type ElicitEffect, elicit, type RunContext, type StateCodec, type StateKey, step, tool, toRequestedSchema } from "mcp-yield";
 import { elicitResult } from "mcp-yield/wire";
 import { argumentsDigest } from "../src/internal.js";
 
@@ -24,6 +24,25 @@ export const countGenerator = tool({
     for (let i = 0; i < rounds; i++) {
       const a = yield* elicit(`Number ${i + 1} of ${rounds}?`, Num);
       if (a.action === "accept") sum += a.content.n;
+    }
+    return `sum ${sum}`;
+  },
+});
+
+/**
+ * (a) with a step a round: each answer goes through `step("add")` (a side effect's shape), so
+ * with a store every round after the first claims its state and runs a step under that claim.
+ */
+export const countStepsGenerator = tool({
+  name: "count",
+  description: "asks for R numbers and sums them, a step per answer",
+  input: z.object({ rounds: z.number().int().min(1).max(1000) }),
+  *run({ rounds }) {
+    let sum = 0;
+    for (let i = 0; i < rounds; i++) {
+      const a = yield* elicit(`Number ${i + 1} of ${rounds}?`, Num);
+      const n = a.action === "accept" ? a.content.n : 0;
+      sum = yield* step("add", async () => sum + n);
     }
     return `sum ${sum}`;
   },

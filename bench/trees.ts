@@ -39,6 +39,8 @@ const PAIRS: Array<{ name: string; factory: string; args: unknown[]; warmOps?: n
   { name: "3 instances, defaults, R = 10", factory: "generatorThreeInstances", args: [10, 1000] },
   { name: "memory store, R = 3", factory: "generatorOnStore", args: [3, "memory"] },
   { name: "Redis store, R = 3", factory: "generatorOnStore", args: [3, "redis"], warmOps: STORE_WARM },
+  { name: "memory store, a step a round, R = 3", factory: "generatorStepsOnStore", args: [3, "memory"] },
+  { name: "Redis store, a step a round, R = 3", factory: "generatorStepsOnStore", args: [3, "redis"], warmOps: STORE_WARM },
   { name: "codec sealed, 10 records", factory: "ours", args: [10, "sealed"] },
 ];
 

@@ -5,7 +5,7 @@ import { createMemoryStore, createRuntime, createStateCodec, type StateKey, type
 import { argumentsDigest } from "../src/internal.js";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
-import { countGenerator, driveCall, handWrittenAllCount, handWrittenCount, replayFloorCount, sdkCount } from "./counting-tools.js";
+import { countGenerator, countStepsGenerator, driveCall, handWrittenAllCount, handWrittenCount, replayFloorCount, sdkCount } from "./counting-tools.js";
 
 /**
  * The benchmark's variants, as factories the variant processes call by name. Each returns one
@@ -96,10 +96,10 @@ export async function storeOperationsPerRequest(rounds: number, store: "memory" 
  * not how far a store happened to fill before the process ended (the earlier, unbounded variant
  * read 1.6× to 2.2× no store depending on how long its process ran). A refusal ends the bench.
  */
-const MEMORY_STATED_ROUNDS_PER_SEC_PER_MIB = 1_100 / 64;
+const MEMORY_STATED_ROUNDS_PER_SEC_PER_MIB = 1_000 / 64;
 const MEMORY_BENCH_MIB = 1;
 
-async function memoryAtSustainedRate(rounds: number): Promise<() => Promise<number>> {
+async function memoryAtSustainedRate(rounds: number, subject: typeof countGenerator = countGenerator): Promise<() => Promise<number>> {
   let now = Date.now();
   const clock = () => now;
   const store = createMemoryStore({ maxBytes: MEMORY_BENCH_MIB * 1024 * 1024, clock });
@@ -108,7 +108,7 @@ async function memoryAtSustainedRate(rounds: number): Promise<() => Promise<numb
   const gapPerRequest = ((1000 / (0.95 * MEMORY_STATED_ROUNDS_PER_SEC_PER_MIB * MEMORY_BENCH_MIB)) * rounds) / (rounds + 1);
   const call: Call = (p) => {
     now += gapPerRequest;
-    return runtime.callTool(countGenerator, p, info);
+    return runtime.callTool(subject, p, info);
   };
   for (const end = now + 2 * runtime.codec.ttlSeconds * 1000; now < end; ) await driveCall(call, rounds);
   if (store.shrunk === 0) throw new Error("the memory store never filled: the bench would not measure its steady state");
@@ -116,15 +116,20 @@ async function memoryAtSustainedRate(rounds: number): Promise<() => Promise<numb
 }
 
 /** (a) with a store: single-use states (each round redeemed, its response kept). */
-export async function generatorOnStore(rounds: number, store: "memory" | "redis" | "postgres") {
-  if (store === "memory") return memoryAtSustainedRate(rounds);
+export async function generatorOnStore(rounds: number, store: "memory" | "redis" | "postgres", subject: typeof countGenerator = countGenerator) {
+  if (store === "memory") return memoryAtSustainedRate(rounds, subject);
   const s: Store =
     store === "redis"
       ? await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` })
       : // One schema for every bench process (its tables made once; keys are per call, expiring).
         await createPostgresStore({ connectionString: process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test", schema: "mcp_yield_bench" });
   const runtime = createRuntime({ state: { keys }, store: s });
-  return wholeCall((p) => runtime.callTool(countGenerator, p, info), rounds);
+  return wholeCall((p) => runtime.callTool(subject, p, info), rounds);
+}
+
+/** (a) with a store and a step a round: each round claims its state and runs a step under the claim. */
+export function generatorStepsOnStore(rounds: number, store: "memory" | "redis" | "postgres") {
+  return generatorOnStore(rounds, store, countStepsGenerator);
 }
 
 /** (b) The same tool as a hand-written state machine on our codec, keeping `{ i, sum }`. */

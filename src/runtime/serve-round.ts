@@ -244,6 +244,7 @@ export function createRoundHost({ limits, calls, live, redemption, share, idempo
         trace,
         beforeStep: progress?.beforeStep,
         onStep: progress?.onStep,
+        deferStepSaves: progress !== undefined,
         onProgress: request.progress,
       },
       (resumed ?? earlier)?.suspended,

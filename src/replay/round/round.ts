@@ -238,7 +238,7 @@ export class Round {
       }
       this.records.push([fp, text]);
       this.index++;
-      if ((effect.kind === "step" || effect.kind === "attempt") && input.onStep) {
+      if ((effect.kind === "step" || effect.kind === "attempt") && input.onStep && !input.deferStepSaves) {
         this.saved = this.records.length;
         await input.onStep(this.records);
       }

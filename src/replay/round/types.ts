@@ -55,12 +55,20 @@ export interface RoundInput {
   task?: "foreground" | "become" | "inside";
   /**
    * Called whenever the round's records must be saved before it goes on: after each step's
-   * result is recorded, and before a step runs if records were made since the last save (a
+   * result is recorded (unless `deferStepSaves`), and before a step runs if records were made since the last save (a
    * `uuid()`, `now()`, `ctx.can` or `patched()` whose value the step may use). A task persists its
    * journal here, so after a crash the instance taking over replays those values instead of
    * making new ones, and a step that completed never runs again. A throw ends the round.
    */
   onStep?: ((records: readonly JournalRecord[]) => Promise<void>) | undefined;
+  /**
+   * Save a completed step's record with the round's next save — before its next step, or with
+   * the round's response — instead of at once: one store write per step. A foreground round's
+   * single use sets this (what follows a step there is the author's code up to the next effect,
+   * so the result waits no longer than its own write would take); a task saves at once, since
+   * its round may go on for long after a step.
+   */
+  deferStepSaves?: boolean | undefined;
   /**
    * Called right before a step's body runs (after any save `onStep` made for it): a task checks
    * here that it still holds its lease, so a run that lost it never starts another step. A throw

@@ -58,9 +58,10 @@ export type Ticket =
       /** Free the state for any request (only when nothing ran). */
       release(): Promise<void>;
       /**
-       * Record how far the round got while it still runs (before and after each step), so an
-       * instance that takes the round over after this one died goes on from there: the values
-       * recorded before the step in flight are replayed, and no completed step runs again.
+       * Record how far the round got while it still runs (before each step: the values recorded
+       * since the last write and the previous step's result), so an instance that takes the
+       * round over after this one died goes on from there: those values are replayed, and no
+       * step whose result was written runs again.
        */
       advance(continuation: Continuation): Promise<void>;
     }

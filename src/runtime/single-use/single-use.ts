@@ -26,9 +26,11 @@ import type { RoundShare } from "./round-share.js";
 //    before creating a task), and a claim that finds the round answered, or an earlier attempt's
 //    continuation, drops this attempt — which ran nothing.
 // 3. A claim is released only when nothing ran; once steps ran, the round keeps a continuation.
-// 4. While a claimed round runs, its record carries how far it got, written before and after
-//    each step: an instance taking over after this one died replays the values recorded
-//    before the step in flight, and only that step runs again (under the same key).
+// 4. While a claimed round runs, its record carries how far it got, written once per step,
+//    right before it (with the claim, for the first): the values recorded since the last write
+//    and the previous step's result. An instance taking over after this one died replays them,
+//    and only the step in flight runs again (under the same key) — or the step just completed,
+//    if the instance died before its result reached the next write or the response.
 // 5. A round whose own request was aborted (the client went away) keeps no outcome: what it
 //    recorded after the abort is dropped, and the same request again goes on from before it.
 
@@ -85,7 +87,7 @@ export interface Progress {
   taskId?: string;
   /** The state the round's codec sealed, once it has (its response's `requestState`), when that codec's tokens are base64url (ours). */
   minted?: string;
-  /** After each step (and before one, when the round recorded more): record how far the round got. */
+  /** Before each step, when the round recorded more since the last save: record how far the round got. */
   onStep?: () => Promise<void>;
   /** How many records the round had made when its request was aborted (set once, by the abort). */
   cut?: number;
