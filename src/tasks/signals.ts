@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { isPlainJson } from "../state/value-text.js";
+import { jsonBytesWithin } from "../util/json-limits.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import type { TaskRecord } from "./record/record.js";
 import { type NewRun, signal, waitKey } from "./record/transitions.js";
@@ -27,6 +29,23 @@ export interface TextSigner {
 export type SignalRefusal = "signal_invalid_token" | "signal_expired" | "signal_used" | "signal_not_waiting" | "signal_invalid_value";
 
 export const refuse = (reason: SignalRefusal, message: string): ProtocolError => new ProtocolError(ErrorCode.InvalidParams, message, { reason });
+
+/** The largest signal value kept (its JSON size, about), and how deep it may nest. */
+export const MAX_SIGNAL_VALUE_BYTES = 64 * 1024;
+export const MAX_SIGNAL_VALUE_DEPTH = 32;
+
+/**
+ * Refuse, before anything is written, a value the task's journal could not keep: larger than
+ * 64 KiB, nested deeper than 32, or not plain JSON (a Date, a Map, a class instance, NaN,
+ * -0 — what a caller of `runtime.signal` might pass; an HTTP body is JSON already). The walk is
+ * iterative and stops at the first limit passed, so a hostile body costs no more than the limits.
+ */
+export function checkSignalValue(value: unknown): void {
+  const measured = jsonBytesWithin(value, MAX_SIGNAL_VALUE_BYTES, MAX_SIGNAL_VALUE_DEPTH);
+  if (measured === "size") throw refuse("signal_invalid_value", `A signal's value is at most ${MAX_SIGNAL_VALUE_BYTES} bytes as JSON`);
+  if (measured === "depth") throw refuse("signal_invalid_value", `A signal's value nests at most ${MAX_SIGNAL_VALUE_DEPTH} levels deep`);
+  if (!isPlainJson(value)) throw refuse("signal_invalid_value", "A signal's value must be plain JSON (objects, arrays, strings, finite numbers, booleans, null)");
+}
 
 export function signalToken(signer: TextSigner, r: TaskRecord, name: string, ordinal: number): string {
   return signer.signText(SIGNAL_PURPOSE, JSON.stringify({ t: r.id, w: name, i: ordinal, e: r.created + r.ttlMs } satisfies SignalClaims));
@@ -83,6 +102,7 @@ export function createSignalDelivery({ signer, time, update, newRun, run }: Sign
 
     async deliver(token: unknown, value: unknown): Promise<{ status: "delivered" }> {
       const claims = readSignalToken(signer, token);
+      checkSignalValue(value);
       await time.sync();
       if (claims.e <= time.now()) throw refuse("signal_expired", "This signal token has expired (with its task)");
       let why: SignalRefusal | undefined;

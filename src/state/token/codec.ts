@@ -331,7 +331,13 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     if (key === undefined || body === undefined || mac === undefined || extra !== undefined) return undefined;
     const bytes = decodeBase64url(body);
     if (bytes === undefined) return undefined;
-    const text = decodeUtf8(bytes);
+    let text: string;
+    try {
+      text = decodeUtf8(bytes);
+    } catch {
+      // Not UTF-8: where there is no Buffer the decoder is fatal; the token is forged either way.
+      return undefined;
+    }
     // The MAC is over the text: a body that is not its exact encoding (bad UTF-8) cannot match.
     return encodeTextBase64url(text) === body && constantTimeEqualText(mac, textMac(key, purpose, text)) ? text : undefined;
   }
