@@ -92,6 +92,7 @@ export {
   type TaskAck,
 } from "./runtime/runtime.js";
 export type { TaskOptions } from "./tasks/types.js";
+export type { SignalDelivered } from "./tasks/signals.js";
 export { createTaskAdmin, type TaskAdmin, type TaskDetail, type TaskListOptions, type TaskSummary } from "./tasks/admin.js";
 export { fixtureFromState, type JournalFixture } from "./journal/fixture.js";
 export { DivergenceError, MissingCapabilityError, NondeterminismError } from "./replay/errors.js";

@@ -10,6 +10,7 @@ import type { Suspended } from "../replay/round/round.js";
 import { deliverTrace, roundTrace, traceError } from "../replay/round-trace.js";
 import { createTaskEngine } from "../tasks/engine.js";
 import type { TaskEngine } from "../tasks/types.js";
+import type { SignalDelivered } from "../tasks/signals.js";
 import {
   type CallToolResult,
   callToolParams,
@@ -70,13 +71,18 @@ export interface Runtime {
   cancelTask(params: unknown, request?: RequestInfo): Promise<TaskAck>;
   /**
    * Send `value` to the task wait a signal token opens (`ctx.signalToken(name)` made it; a
-   * webhook's URL carries it): the task goes on with it, here. Resolves once the task took the
-   * value; refused with `-32602` and `data.reason` `signal_invalid_token` (forged, altered, another
-   * key ring), `signal_expired` (its task ended or expired), `signal_used` (delivered before, or
-   * its wait timed out), `signal_not_waiting` (the task has not reached that wait yet: send it
-   * again shortly) or `signal_invalid_value` (the wait's schema refused it; the task waits on).
+   * webhook's URL carries it). `{ status: "delivered" }` once the task, waiting there, took the
+   * value (it goes on with it, here); `{ status: "accepted" }` when the task has not reached that
+   * wait yet: the value is kept in the task (single use) and checked by the wait's schema when
+   * the task gets there, on whichever instance. Refused with `-32602` and `data.reason`
+   * `signal_invalid_token` (forged, altered, another key ring), `signal_expired` (its task ended
+   * or expired), `signal_used` (a value for that wait was taken or is kept, or its wait timed
+   * out), `signal_not_waiting` (another value for the wait is still being checked, or the task
+   * keeps 64 KiB of early values already: send it again shortly) or `signal_invalid_value` (the
+   * journal could not keep it — over 64 KiB, deeper than 32, not plain JSON — or the wait's
+   * schema refused it; either way the task waits on and the token stays usable).
    */
-  signal(token: string, value: unknown): Promise<{ status: "delivered" }>;
+  signal(token: string, value: unknown): Promise<SignalDelivered>;
   /** Settles once every task run this instance started has ended (tests, graceful shutdown). */
   idle(): Promise<void>;
   /** Stop background work: task runs in progress release their lease for another instance. */

@@ -29,11 +29,16 @@ const json = (status: number, body: Record<string, unknown>, headers: Record<str
  * body to the task wait the token opens (`ctx.signalUrl(name)` made the URL). A fetch-API
  * handler (`(Request) => Promise<Response>`): mount it wherever `signals.baseUrl` points.
  *
- * 200 `{"status":"delivered"}` once the task took the value; 400 a body that is not JSON, or that
- * the wait's schema refuses (the task waits on); 404 a token that is not one (forged, altered,
- * signed by another key ring); 409 a token already used (or whose wait timed out), or a task not
- * yet at that wait (`Retry-After`); 410 a task that ended or expired; 413 a body past
- * `maxBodyBytes`; 405 anything but POST; 503 the store is out (`Retry-After`).
+ * 200 `{"status":"delivered"}` once the task, waiting there, took the value; 202
+ * `{"status":"accepted"}` when the task has not reached that wait yet (the value is kept in the
+ * task, single use, and checked by the wait's schema when it gets there); 400 a body that is not
+ * JSON, that the journal could not keep (over 64 KiB, nested deeper than 32) or that the wait's
+ * schema refuses (the task waits on, the token stays usable); 404 a token that is not one
+ * (forged, altered, signed by another key ring); 409 `signal_used`: a value for that wait was
+ * taken, or is kept, or its wait timed out; 409 `signal_not_waiting` (`Retry-After`): another
+ * value for that wait is still being checked, or the task holds 64 KiB of early values; 410 a
+ * task that ended (or expired) before it reached that wait; 413 a body past `maxBodyBytes`; 405 anything but POST; 503 the
+ * store is out (`Retry-After`).
  */
 export function createSignalHandler(runtime: Pick<Runtime, "signal">, options: SignalHandlerOptions = {}): (request: Request) => Promise<Response> {
   const maxBodyBytes = integerOption("maxBodyBytes", options.maxBodyBytes, 64 * 1024);
@@ -50,7 +55,8 @@ export function createSignalHandler(runtime: Pick<Runtime, "signal">, options: S
       return json(400, { error: "invalid_json", message: "The body must be JSON" });
     }
     try {
-      return json(200, await runtime.signal(token, value));
+      const delivered = await runtime.signal(token, value);
+      return json(delivered.status === "accepted" ? 202 : 200, delivered);
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
       const reason = String(error.data?.reason ?? "");

@@ -47,8 +47,17 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
   const parked = new LiveCalls<Parked & { owner: object }>(1000, 16 * 1024 * 1024, clock, clock);
   const records = createTaskRecords({ store, time, bytes });
   const { load, update } = records;
-  const signals = createSignalDelivery({ signer, time, update, newRun: (r) => runs.newRun(r), run: (r) => (sweeper.ensure(), runs.launch(r, undefined)) });
-  const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, timing: { leaseMs, beatMs, graceMs, ttlMs } });
+  // A takeover that fails (the store out) is left to the sweeper, which finds the task due.
+  const due = (id: string) => void sweeper.takeOver(id).catch(() => {});
+  const signals = createSignalDelivery({
+    signer,
+    time,
+    update,
+    newRun: (r) => runs.newRun(r),
+    run: (r) => (sweeper.ensure(), runs.launch(r, undefined)),
+    takeOver: (id) => (sweeper.ensure(), sweeper.takeOver(id)),
+  });
+  const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, timing: { leaseMs, beatMs, graceMs, ttlMs } });
   const sweeper = createSweeper({ store, time, update, newRun: runs.newRun, launch: (r) => void runs.launch(r, undefined), cancelled: (id) => runs.finish(id, { status: "cancelled" }), sweepMs });
 
   /** The index of one principal's tasks, by when each expires (the principal only as a digest). */

@@ -36,10 +36,12 @@ export interface RunEndParts {
   clock: () => number;
   ttlMs: number;
   time: { now(): number };
+  /** Take a task that is due now over at once. */
+  due: (id: string) => void;
 }
 
 /** The writes at a run's edges, for the runs of one engine. */
-export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time }: RunEndParts) {
+export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time, due }: RunEndParts) {
   const holderOf = (run: string | undefined): transition.Holder => ({ owner: me, run });
   const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
 
@@ -121,9 +123,13 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
         // sweeper of whichever instance finds it due replays it from the journal.
         await update(id, (r) => transition.sleep(r, holder, outcome.journal, outcome.until), true);
         return;
-      case "wait":
-        await update(id, (r) => transition.awaitSignal(r, holder, outcome, time.now()), true);
+      case "wait": {
+        const waiting = await update(id, (r) => transition.awaitSignal(r, holder, outcome, time.now()), true);
+        // A value came early for this wait while the run was on its way to it: go on at once.
+        const wake = waiting.written ? waiting.record?.wake : undefined;
+        if (wake !== undefined && wake <= time.now()) due(id);
         return;
+      }
       case "task":
         throw new Error("a task cannot become a task again");
     }

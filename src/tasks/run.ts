@@ -44,12 +44,14 @@ export interface RunParts {
   /** Generators of tasks parked on asks, to resume when their answers come to this instance. */
   parked: LiveCalls<Parked & { owner: object }>;
   signals: { heard(taskId: string, name: string, ordinal: number, verdict: { ok: true } | { ok: false; message: string }): void };
+  /** Take a task that is due now over at once (a value kept early for the wait a run just reached). */
+  due: (id: string) => void;
   timing: { leaseMs: number; beatMs: number; graceMs: number; ttlMs: number };
 }
 
 /** The runs of one engine: start one (`launch`), end a task (`finish`), and what is running here. */
 export function createTaskRuns(parts: RunParts) {
-  const { me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, timing } = parts;
+  const { me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, timing } = parts;
   const { load, update } = records;
   const { leaseMs, beatMs, graceMs, ttlMs } = timing;
   const running = new Map<string, { cancel: () => void; shutdown: () => void }>();
@@ -62,7 +64,7 @@ export function createTaskRuns(parts: RunParts) {
   /** A new run of a task on this instance: a lease of its own, and the task's runs counted. */
   const newRun: transition.NewRun = (r) => ({ lease: lease(randomUuid()), runs: (r.runs ?? 0) + 1 });
 
-  const { finish, prepare, settle, settleFailure } = createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time });
+  const { finish, prepare, settle, settleFailure } = createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time, due });
 
   function launch(record: TaskRecord, resume: Parked | undefined): Promise<void> {
     const run = drive(record, resume).catch((error: unknown) => report(error, infoOf(record)));

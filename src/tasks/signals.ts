@@ -2,8 +2,8 @@ import { z } from "zod";
 import { isPlainJson } from "../state/value-text.js";
 import { jsonBytesWithin } from "../util/json-limits.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
-import type { TaskRecord } from "./record/record.js";
-import { type NewRun, signal, waitKey } from "./record/transitions.js";
+import { isTerminal, type TaskRecord } from "./record/record.js";
+import { keepEarly, type NewRun, signal, waitKey, waitsPassed } from "./record/transitions.js";
 
 // Signals into tasks: the token that opens one wait (`ctx.signalToken`), and how a task record
 // keeps a wait, the value that came for it, and which waits are over.
@@ -68,8 +68,39 @@ export function readSignalToken(signer: TextSigner, token: unknown): SignalClaim
 /** What has come for the `ordinal`-th wait on `name`, as the record `r` (read when the run began) knows it. */
 export function signalFor(r: TaskRecord, name: string, ordinal: number, now: number): { value: unknown } | { timeout: true } | undefined {
   if (r.arrived !== undefined && r.arrived.name === name && r.arrived.i === ordinal) return { value: r.arrived.value };
+  const early = r.early?.find((e) => e.name === name && e.i === ordinal);
+  if (early !== undefined) return { value: early.value };
   if (r.awaits !== undefined && r.awaits.name === name && r.awaits.i === ordinal && r.awaits.deadline !== undefined && r.awaits.deadline <= now) return { timeout: true };
   return undefined;
+}
+
+/** All values kept early in one task, at most (their JSON size, about). */
+export const MAX_EARLY_SIGNAL_BYTES = 64 * 1024;
+
+/**
+ * What a delivery does with the task as the store holds it: refuse it, take the value for the
+ * wait the task is on (`take`: the task runs on here), keep it for a wait not reached yet
+ * (`keep`), or wait for the verdict on another value that is being checked for the same wait.
+ */
+type Decision = { refuse: SignalRefusal } | { take: TaskRecord } | { keep: TaskRecord } | { checking: true };
+
+export function decideDelivery(r: TaskRecord, claims: SignalClaims, value: unknown, now: number, newRun: NewRun): Decision {
+  const { w: name, i } = claims;
+  // Passed — its value recorded, or its timeout — or a value for it kept already: the token is
+  // used, whether or not the task has ended since (every value but the one taken hears so).
+  const used = (r.closed ?? []).includes(waitKey(name, i)) || waitsPassed(r.journal, name) > i || r.early?.some((e) => e.name === name && e.i === i) === true;
+  if (used) return { refuse: "signal_used" };
+  if (isTerminal(r.status) || r.cancel === true) return { refuse: "signal_expired" };
+  // A value came for the wait the task is on and is being checked by its schema now; if the
+  // schema refuses it, the token opens the wait again.
+  if (r.arrived?.name === name && r.arrived.i === i) return { checking: true };
+  const onIt = r.awaits?.name === name && r.awaits.i === i;
+  if (onIt && r.awaits!.deadline !== undefined && r.awaits!.deadline <= now) return { refuse: "signal_used" }; // timed out, the timeout being recorded
+  if (onIt && r.lease === undefined) return { take: signal(r, name, i, value, newRun) };
+  let kept = jsonBytesWithin(value, MAX_SIGNAL_VALUE_BYTES, MAX_SIGNAL_VALUE_DEPTH) as number;
+  for (const e of r.early ?? []) kept += jsonBytesWithin(e.value, MAX_EARLY_SIGNAL_BYTES, Number.POSITIVE_INFINITY) as number;
+  if (kept > MAX_EARLY_SIGNAL_BYTES) return { refuse: "signal_not_waiting" };
+  return { keep: keepEarly(r, name, i, value) };
 }
 
 type Verdict = { ok: true } | { ok: false; message: string };
@@ -83,14 +114,26 @@ export interface SignalDeliveryParts {
   newRun: NewRun;
   /** Run the task (now holding that lease) on this instance. */
   run: (r: TaskRecord) => Promise<void>;
+  /** Take a task over whose run's lease lapsed (the run that was to check a value died). */
+  takeOver: (id: string) => Promise<void>;
+  /** How long a delivery waits for the verdict on another value for the same wait. Default 5 s. */
+  checkingMs?: number;
 }
+
+/** What a delivery answers: the task took the value (`delivered`), or keeps it for a wait it has not reached (`accepted`). */
+export type SignalDelivered = { status: "delivered" } | { status: "accepted" };
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Delivering signals: the value put in the task with a compare-and-swap (so two deliveries of one
  * token cannot both land), the task run on here, and the sender answered once the run's wait took
- * the value or its schema refused it (`heard`).
+ * the value or its schema refused it (`heard`). A value for a wait the task has not reached is
+ * kept in the task (202) and checked when the wait is reached. A delivery that finds another
+ * value for the same wait being checked waits for that verdict: taken, it is told the token was
+ * used; refused, it tries its own value.
  */
-export function createSignalDelivery({ signer, time, update, newRun, run }: SignalDeliveryParts) {
+export function createSignalDelivery({ signer, time, update, newRun, run, takeOver, checkingMs = 5_000 }: SignalDeliveryParts) {
   /** Deliveries waiting for their verdict: by task, signal name and ordinal. */
   const pending = new Map<string, (verdict: Verdict) => void>();
   const keyFor = (taskId: string, name: string, ordinal: number) => waitKey(`${taskId}#${name}`, ordinal);
@@ -100,31 +143,36 @@ export function createSignalDelivery({ signer, time, update, newRun, run }: Sign
       pending.get(keyFor(taskId, name, ordinal))?.(verdict);
     },
 
-    async deliver(token: unknown, value: unknown): Promise<{ status: "delivered" }> {
+    async deliver(token: unknown, value: unknown): Promise<SignalDelivered> {
       const claims = readSignalToken(signer, token);
       checkSignalValue(value);
       await time.sync();
       if (claims.e <= time.now()) throw refuse("signal_expired", "This signal token has expired (with its task)");
-      let why: SignalRefusal | undefined;
-      const taken = await update(
-        claims.t,
-        (r) => {
-          const ended = r.status === "completed" || r.status === "failed" || r.status === "cancelled" || r.cancel === true;
-          // Already here (`arrived`: an earlier delivery of this token landed — its sender may have
-          // been told the store failed, its write's answer lost) is used, not "send it again".
-          const delivered = (r.closed ?? []).includes(waitKey(claims.w, claims.i)) || (r.arrived?.name === claims.w && r.arrived.i === claims.i);
-          why = ended ? "signal_expired" : delivered ? "signal_used" : r.awaits?.name !== claims.w || r.awaits.i !== claims.i || r.lease !== undefined ? "signal_not_waiting" : undefined;
-          if (why !== undefined) return false;
-          return signal(r, claims.w, claims.i, value, newRun);
-        },
-        true,
-      );
-      if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");
-      if (!taken.written) {
-        if (why === "signal_used") throw refuse(why, "This signal token was already used (or its wait timed out)");
-        if (why === "signal_expired") throw refuse(why, "This signal's task has ended");
-        throw refuse("signal_not_waiting", "The task is not waiting for this signal yet; send it again shortly");
+      let decision: Decision = { checking: true };
+      let taken: Awaited<ReturnType<typeof update>>;
+      for (let waited = 0, pause = 10; ; waited += pause, pause = Math.min(pause * 2, 200)) {
+        // Arrivals are not charged to anyone's share: a value a schema refuses costs its task's
+        // owner nothing; the one the task takes is charged when its journal records it.
+        taken = await update(claims.t, (r) => {
+          decision = decideDelivery(r, claims, value, time.now(), newRun);
+          return "take" in decision ? decision.take : "keep" in decision ? decision.keep : false;
+        });
+        if (!("checking" in decision) || taken.record === undefined || waited >= checkingMs) break;
+        // The run that was to check the other value died (its write landed, its instance did
+        // not go on): take the task over, so the verdict comes now rather than at a sweep.
+        const lease = taken.record.lease;
+        if (lease !== undefined && lease.until <= time.now()) await takeOver(claims.t);
+        await wait(pause);
       }
+      if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");
+      const d = decision as Decision;
+      if ("refuse" in d) {
+        if (d.refuse === "signal_used") throw refuse(d.refuse, "This signal token was already used (or its wait timed out)");
+        if (d.refuse === "signal_expired") throw refuse(d.refuse, "This signal's task ended before it reached this wait");
+        throw refuse(d.refuse, `The task keeps ${MAX_EARLY_SIGNAL_BYTES} bytes of values for waits it has not reached, and has no room for this one; send it again once it is waiting`);
+      }
+      if ("checking" in d) throw refuse("signal_not_waiting", "Another value for this wait is being checked; send this one again shortly");
+      if ("keep" in d) return { status: "accepted" };
       // Run the task on here, and answer once it has taken the value (or refused it).
       const key = keyFor(claims.t, claims.w, claims.i);
       const verdict = new Promise<Verdict>((resolve) => pending.set(key, resolve));

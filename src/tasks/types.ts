@@ -6,7 +6,7 @@ import type { Suspended } from "../replay/round/round.js";
 import type { RoundTrace } from "../replay/round-trace.js";
 import type { PrincipalBytes, Store, StoreClock } from "../store/index.js";
 import type { CreateTaskResult, GetTaskResult } from "../wire/index.js";
-import type { TextSigner } from "./signals.js";
+import type { SignalDelivered, TextSigner } from "./signals.js";
 
 // The task engine's vocabulary: its options, what starting a task takes, and what it offers.
 
@@ -77,10 +77,10 @@ export interface TaskEngine {
   cancel(taskId: string, principal: string | undefined): Promise<void>;
   /**
    * Deliver `value` to the wait a signal token opens, and run the task on with it here: resolves
-   * once the task took it (its schema accepted it); a refusal is a `ProtocolError` (-32602) with
-   * `data.reason` one of `SignalRefusal`.
+   * once the task took it (its schema accepted it), or kept it for a wait it has not reached; a
+   * refusal is a `ProtocolError` (-32602) with `data.reason` one of `SignalRefusal`.
    */
-  signal(token: unknown, value: unknown): Promise<{ status: "delivered" }>;
+  signal(token: unknown, value: unknown): Promise<SignalDelivered>;
   /** Settles once every run this instance started has ended. */
   idle(): Promise<void>;
   /** Stop sweeping; runs in progress stop and release their lease for another instance. */

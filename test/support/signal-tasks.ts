@@ -30,19 +30,26 @@ export const approval = tool({
 export type TaskView = { status: string; statusMessage?: string; result?: { content: Array<{ text: string }>; isError?: boolean } };
 
 /** A runtime serving `tools` on `store`, closed by the caller's `open` list. */
-export function signalInstance(store: Store, open: Array<{ close(): Promise<void> }>, tools: Parameters<Runtime["define"]>[0] = [approval]) {
+export function signalInstance(store: Store, open: Array<{ close(): Promise<void> }>, tools: Parameters<Runtime["define"]>[0] = [approval], maxStoreBytesPerPrincipal?: number) {
   const errors: unknown[] = [];
-  const runtime = createRuntime({ state: { keys }, store, signals: { baseUrl: SIGNAL_BASE }, onError: (e) => errors.push(e), tasks: { leaseMs: 400, sweepMs: 20 } });
+  const runtime = createRuntime({
+    state: { keys },
+    store,
+    signals: { baseUrl: SIGNAL_BASE },
+    onError: (e) => errors.push(e),
+    tasks: { leaseMs: 400, sweepMs: 20 },
+    ...(maxStoreBytesPerPrincipal !== undefined ? { maxStoreBytesPerPrincipal } : {}),
+  });
   runtime.define(tools);
   open.push(runtime);
   return { runtime, errors };
 }
 
-export const getTask = async (r: Runtime, taskId: string) => (await r.getTask({ taskId }, TASKS_INFO)) as unknown as TaskView;
+export const getTask = async (r: Runtime, taskId: string, info: { principal?: string } = {}) => (await r.getTask({ taskId }, { ...TASKS_INFO, ...info })) as unknown as TaskView;
 
-export const settledTask = (r: Runtime, taskId: string) =>
+export const settledTask = (r: Runtime, taskId: string, info: { principal?: string } = {}) =>
   until(async () => {
-    const t = await getTask(r, taskId);
+    const t = await getTask(r, taskId, info);
     return ["completed", "failed", "cancelled"].includes(t.status) ? t : undefined;
   });
 
@@ -50,11 +57,11 @@ export const settledTask = (r: Runtime, taskId: string) =>
 export const recordOf = async (store: Store, taskId: string) => JSON.parse((await store.get(`task:${taskId}`)) ?? "{}") as Record<string, unknown>;
 
 /** Start the approval task on `runtime` and wait until it is parked on its signal: its id, URL and token. */
-export async function waitingApproval(runtime: Runtime, store: Store, args: Record<string, unknown> = {}) {
-  const { taskId } = (await runtime.callTool(approval, { name: "approve", arguments: args }, TASKS_INFO)) as { taskId: string };
-  await until(async () => ((await recordOf(store, taskId)).awaits !== undefined && (await getTask(runtime, taskId)).statusMessage?.startsWith("Approve at") ? true : undefined));
+export async function waitingApproval(runtime: Runtime, store: Store, args: Record<string, unknown> = {}, info: { principal?: string } = {}) {
+  const { taskId } = (await runtime.callTool(approval, { name: "approve", arguments: args }, { ...TASKS_INFO, ...info })) as { taskId: string };
+  await until(async () => ((await recordOf(store, taskId)).awaits !== undefined && (await getTask(runtime, taskId, info)).statusMessage?.startsWith("Approve at") ? true : undefined));
   await runtime.idle();
-  const url = (await getTask(runtime, taskId)).statusMessage!.slice("Approve at ".length);
+  const url = (await getTask(runtime, taskId, info)).statusMessage!.slice("Approve at ".length);
   return { taskId, url, token: url.slice(SIGNAL_BASE.length) };
 }
 
@@ -64,13 +71,20 @@ export const refusalOf = (e: unknown) => (e as { data?: { reason?: string } }).d
  * Two instances on one store of `make`'s kind: `a` parks the task; `via` is where a signal is
  * delivered — `a` again (its parked generator resumed) or `b` (the task replayed from its journal).
  */
-export async function signalPair(name: string, make: () => Promise<Store>, open: Array<{ close(): Promise<void> }>, how: "resumed" | "replayed", tools?: Parameters<Runtime["define"]>[0]) {
+export async function signalPair(
+  name: string,
+  make: () => Promise<Store>,
+  open: Array<{ close(): Promise<void> }>,
+  how: "resumed" | "replayed",
+  tools?: Parameters<Runtime["define"]>[0],
+  maxStoreBytesPerPrincipal?: number,
+) {
   const store = await make();
   const other = name === "memory" ? store : await make();
   // Closed after the runtimes (the list closes newest first).
   open.push(store);
   if (other !== store) open.push(other);
-  const a = signalInstance(store, open, tools);
-  const b = signalInstance(other, open, tools);
+  const a = signalInstance(store, open, tools, maxStoreBytesPerPrincipal);
+  const b = signalInstance(other, open, tools, maxStoreBytesPerPrincipal);
   return { store, a, b, via: how === "resumed" ? a : b };
 }

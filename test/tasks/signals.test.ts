@@ -76,7 +76,7 @@ describe("signals", () => {
     expect((await get(runtime, taskId)).status).toBe("working");
     expect(await runtime.signal(token, { approved: true })).toEqual({ status: "delivered" });
     expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("approved");
-    expect(reason(await runtime.signal(token, { approved: false }).catch((e: unknown) => e))).toBe("signal_expired"); // the task ended
+    expect(reason(await runtime.signal(token, { approved: false }).catch((e: unknown) => e))).toBe("signal_used"); // taken (the task has ended since)
   });
 
   it("a delivery whose write landed but whose answer was lost: sent again, it is used (not 'send it again'), and the task takes the value once", async () => {
@@ -160,7 +160,7 @@ describe("signals", () => {
     expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("second 2");
   });
 
-  it("a signal for a wait the task has not reached yet is refused as not waiting (send it again)", async () => {
+  it("a signal for a wait the task has not reached yet is kept (accepted) and taken when the task gets there", async () => {
     const store = createMemoryStore();
     const { runtime } = instance(store);
     let release!: () => void;
@@ -180,11 +180,12 @@ describe("signals", () => {
     runtime.define([early]);
     const { taskId } = (await runtime.callTool(early, { name: "early", arguments: {} }, info)) as { taskId: string };
     const token = await until(async () => (await get(runtime, taskId)).statusMessage);
-    expect(reason(await runtime.signal(token!, "hi").catch((e: unknown) => e))).toBe("signal_not_waiting");
+    expect(await runtime.signal(token!, "hi")).toEqual({ status: "accepted" });
+    // Kept single use: another value for the same wait is told it was used.
+    expect(reason(await runtime.signal(token!, "other").catch((e: unknown) => e))).toBe("signal_used");
     release();
-    await until(async () => (JSON.parse((await store.get(`task:${taskId}`))!).awaits ? true : undefined));
-    await runtime.signal(token!, "hi");
     expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("hi");
+    expect(reason(await runtime.signal(token!, "again").catch((e: unknown) => e))).toBe("signal_used");
   });
 
   it("a timeout ends the wait with { status: 'timeout' } (the sweeper wakes the task at its deadline); its token is then used up", async () => {
@@ -199,7 +200,7 @@ describe("signals", () => {
     expect((await get(runtime, taskId)).status).toBe("working");
     time.advance(1_000);
     expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("timed out");
-    expect(reason(await runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("signal_expired");
+    expect(reason(await runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("signal_used");
   });
 
   it("in a foreground call waitForSignal() is an author error, and bad names are refused at the call", async () => {
@@ -237,7 +238,10 @@ describe("the webhook route (createSignalHandler)", () => {
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ status: "delivered" });
     await settled(runtime, taskId);
-    expect((await post(url, JSON.stringify({ approved: true }))).status).toBe(410);
+    expect((await post(url, JSON.stringify({ approved: true }))).status).toBe(409); // used
+    const cancelled = await waiting(runtime, store);
+    await runtime.cancelTask({ taskId: cancelled.taskId }, info);
+    expect((await post(cancelled.url, JSON.stringify({ approved: true }))).status).toBe(410); // ended before its wait was passed
   });
 });
 
@@ -303,6 +307,6 @@ describe.skipIf(!redisAvailable)("signals across instances on Redis", () => {
     const { taskId, token } = await waiting(A.runtime, a.store, { timeoutMs: 300 });
     a.kill();
     expect((await settled(B.runtime, taskId)).result!.content[0]!.text).toBe("timed out");
-    expect(reason(await B.runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("signal_expired");
+    expect(reason(await B.runtime.signal(token, { approved: true }).catch((e: unknown) => e))).toBe("signal_used");
   });
 });

@@ -41,12 +41,13 @@ function receiveSignal(round: Round, effect: Extract<Effect, { kind: "signal" }>
     throw new AuthorCodeError(new Error('waitForSignal() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
   const ordinal = round.ordinalOf(fp);
   const got = input.signalFor(effect.name, ordinal);
-  if (got === undefined) return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: round.records, rejected: false };
+  if (got === undefined) return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: round.records, refusal: undefined };
   if ("timeout" in got) return encodeValue({ status: "timeout" });
   const parsed = effect.schema.safeParse(got.value);
   if (!parsed.success) {
-    input.onSignal?.(effect.name, ordinal, { ok: false, message: describeZodError(parsed.error, "the signal's value") });
-    return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: round.records, rejected: true };
+    const refusal = describeZodError(parsed.error, "the signal's value");
+    input.onSignal?.(effect.name, ordinal, { ok: false, message: refusal });
+    return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: round.records, refusal };
   }
   input.onSignal?.(effect.name, ordinal, { ok: true });
   return recordable({ status: "received", value: parsed.data }, `the value of signal "${effect.name}"`);

@@ -119,8 +119,8 @@ export type RoundOutcome =
   | { type: "complete"; value: unknown; journal: JournalRecord[] }
   /** The task sleeps until `until` (on the wake clock): recorded last in `journal`; no generator is kept. */
   | { type: "sleep"; until: number; journal: JournalRecord[] }
-  /** The task waits for the `ordinal`-th signal on `name` (`rejected`: a value came that its schema refused). */
-  | { type: "wait"; name: string; ordinal: number; timeoutMs: number | undefined; journal: JournalRecord[]; rejected: boolean }
+  /** The task waits for the `ordinal`-th signal on `name` (`refusal`: a value came that its schema refused, and why). */
+  | { type: "wait"; name: string; ordinal: number; timeoutMs: number | undefined; journal: JournalRecord[]; refusal: string | undefined }
   /** The call became a task at `runAsTask()` (recorded last in `journal`). */
   | { type: "task"; journal: JournalRecord[]; message: string | undefined; suspended: Suspended }
   | {

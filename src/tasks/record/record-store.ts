@@ -1,6 +1,7 @@
 import type { PrincipalBytes, Store, StoreClock } from "../../store/index.js";
 import { StoreError } from "../../store/index.js";
 import { type TaskRecord, taskRecord } from "./record.js";
+import { waitKey } from "./transitions.js";
 
 // Task records in the store: reading one, and changing one atomically (compare-and-swap, the
 // principal's share charged for growth, the due index kept in step with the lease or the wake
@@ -14,6 +15,24 @@ export const TASKS = "tasks";
 
 /** A task's key in the store. */
 export const keyOf = (id: string): string => `task:${id}`;
+
+/**
+ * The bytes of signal values this write moved into the journal: values that came for waits
+ * (`arrived`, or kept `early`) whose waits `after` closes. They were written uncharged when they
+ * came — a value a schema refuses costs nobody's share — so the write that records one pays for
+ * it (the record barely grows then: the value only moves).
+ */
+export function takenSignalBytes(before: TaskRecord, after: TaskRecord): number {
+  if (before.arrived === undefined && before.early === undefined) return 0;
+  const closedBefore = new Set(before.closed);
+  const closedNow = new Set(after.closed);
+  let bytes = 0;
+  for (const v of [...(before.arrived ? [before.arrived] : []), ...(before.early ?? [])]) {
+    const key = waitKey(v.name, v.i);
+    if (closedNow.has(key) && !closedBefore.has(key)) bytes += JSON.stringify(v.value)?.length ?? 0;
+  }
+  return bytes;
+}
 
 export function createTaskRecords({ store, time, bytes }: { store: Store; time: StoreClock; bytes: PrincipalBytes }) {
   const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - time.now());
@@ -45,9 +64,10 @@ export function createTaskRecords({ store, time, bytes }: { store: Store; time: 
       if (next === false) return { record: current.record, written: false };
       const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: time.now() };
       const text = JSON.stringify(written);
-      if (charged && text.length - current.raw.length > counted) {
-        await bytes.charge(written.principal, text.length - current.raw.length - counted);
-        counted = text.length - current.raw.length;
+      const growth = charged ? text.length - current.raw.length + takenSignalBytes(current.record, written) : 0;
+      if (growth > counted) {
+        await bytes.charge(written.principal, growth - counted);
+        counted = growth;
       }
       if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
         // The due index follows the lease, or a sleeping task's wake time (best effort: a stale

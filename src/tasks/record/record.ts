@@ -56,6 +56,14 @@ export const taskRecord = z.object({
   awaits: z.object({ name: z.string(), i: z.number().int().nonnegative(), deadline: z.number().optional() }).optional(),
   /** The value that came for that wait, until the journal records it (a takeover replays it). */
   arrived: z.object({ name: z.string(), i: z.number().int().nonnegative(), value: z.unknown() }).optional(),
+  /**
+   * Values that came for waits the task has not reached yet, one per wait, kept until the
+   * journal records the wait (then its token is used up) or the wait's schema refuses the value
+   * (then it is dropped and the token opens the wait again).
+   */
+  early: z.array(z.object({ name: z.string(), i: z.number().int().nonnegative(), value: z.unknown() })).optional(),
+  /** The last signal value a wait's schema refused: which wait, why, when (store clock). */
+  refusedSignal: z.object({ wait: z.string(), reason: z.string(), at: z.number() }).optional(),
   /** Waits that are over (`name#ordinal`): their tokens are refused. */
   closed: z.array(z.string()).optional(),
   cancel: z.literal(true).optional(),

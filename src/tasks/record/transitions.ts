@@ -129,19 +129,43 @@ function unheld(r: TaskRecord): TaskRecord {
 /** No asks outstanding, no answers collected. */
 const NO_ASKS = { outstanding: {}, partial: {}, answers: {}, waiting: [] } satisfies Partial<TaskRecord>;
 
+/** How many waits on `name` the journal records (`W<name>` records): the ones the task has passed. */
+export function waitsPassed(journal: readonly JournalRecord[], name: string): number {
+  const fp = LETTER.signal + name;
+  let n = 0;
+  for (const [f] of journal) if (f === fp) n++;
+  return n;
+}
+
 /**
- * `r` with `journal`, and — when the journal now records the wait the task was on (one more
- * `W<name>` record than its ordinal) — that wait closed: its value and deadline dropped, its key
- * kept so its token is refused from now on.
+ * `r` with `journal`, and every wait the journal now records (one more `W<name>` record than
+ * its ordinal) closed: the wait the task was on — its value and deadline dropped — and any wait
+ * a value was kept for early; their keys kept so their tokens are refused from now on.
  */
 export function withJournal(r: TaskRecord, journal: JournalRecord[]): TaskRecord {
-  if (r.awaits === undefined) return { ...r, journal };
-  const fp = LETTER.signal + r.awaits.name;
-  let recorded = 0;
-  for (const [f] of journal) if (f === fp) recorded++;
-  if (recorded <= r.awaits.i) return { ...r, journal };
-  const { awaits, arrived: _arrived, ...rest } = r;
-  return { ...rest, journal, closed: [...(r.closed ?? []), waitKey(awaits.name, awaits.i)] };
+  if (r.awaits === undefined && r.early === undefined) return { ...r, journal };
+  const passed = new Map<string, number>();
+  const isPassed = (name: string, i: number) => {
+    let n = passed.get(name);
+    if (n === undefined) passed.set(name, (n = waitsPassed(journal, name)));
+    return n > i;
+  };
+  const { awaits, arrived, early, closed, ...rest } = r;
+  const nowClosed = new Set(closed);
+  const next: TaskRecord = { ...rest, journal };
+  if (awaits !== undefined && isPassed(awaits.name, awaits.i)) nowClosed.add(waitKey(awaits.name, awaits.i));
+  else {
+    if (awaits !== undefined) next.awaits = awaits;
+    if (arrived !== undefined) next.arrived = arrived;
+  }
+  const left: NonNullable<TaskRecord["early"]> = [];
+  for (const e of early ?? []) {
+    if (isPassed(e.name, e.i)) nowClosed.add(waitKey(e.name, e.i));
+    else left.push(e);
+  }
+  if (left.length > 0) next.early = left;
+  if (nowClosed.size > 0) next.closed = [...nowClosed];
+  return next;
 }
 
 /** The key of one wait in `closed`. */
@@ -226,23 +250,31 @@ export interface WaitOutcome {
   name: string;
   ordinal: number;
   timeoutMs: number | undefined;
+  /** The wait's schema refused the value that came (why): it is dropped, the token usable again. */
+  refusal?: string | undefined;
 }
 
 /**
  * The task waits for a signal: held by nobody (lease, park, wake and any refused value dropped),
  * due at the wait's deadline if it has one. A wait that was already on (a value its schema
- * refused) keeps its deadline.
+ * refused) keeps its deadline. A value kept early for this wait that the run did not see (it
+ * came while the run was on its way) makes the task due now: a new run takes it at once.
  */
 export function awaitSignal(r: TaskRecord, holder: Holder, outcome: WaitOutcome, now: number): TaskRecord | false {
   if (!owns(r, holder)) return false;
-  const { lease: _lease, park: _park, arrived: _arrived, wake: _wake, ...rest } = withJournal(r, outcome.journal);
+  const { lease: _lease, park: _park, arrived: _arrived, wake: _wake, early, ...rest } = withJournal(r, outcome.journal);
   const same = r.awaits?.name === outcome.name && r.awaits.i === outcome.ordinal;
   const deadline = same ? r.awaits!.deadline : outcome.timeoutMs === undefined ? undefined : now + outcome.timeoutMs;
+  const forThis = (e: { name: string; i: number }) => e.name === outcome.name && e.i === outcome.ordinal;
+  const kept = outcome.refusal === undefined ? early : early?.filter((e) => !forThis(e));
+  const due = kept?.some(forThis) === true ? now : deadline;
   return {
     ...rest,
     ...NO_ASKS,
+    ...(kept !== undefined && kept.length > 0 ? { early: kept } : {}),
+    ...(outcome.refusal !== undefined ? { refusedSignal: { wait: waitKey(outcome.name, outcome.ordinal), reason: outcome.refusal, at: now } } : {}),
     awaits: { name: outcome.name, i: outcome.ordinal, ...(deadline !== undefined ? { deadline } : {}) },
-    ...(deadline !== undefined ? { wake: deadline } : {}),
+    ...(due !== undefined ? { wake: due } : {}),
   };
 }
 
@@ -274,6 +306,11 @@ export function signal(r: TaskRecord, name: string, ordinal: number, value: unkn
   return { ...rest, arrived: { name, i: ordinal, value }, ...newRun(rest) };
 }
 
+/** A signal's value for a wait the task has not reached yet: kept in the task until it does. */
+export function keepEarly(r: TaskRecord, name: string, ordinal: number, value: unknown): TaskRecord {
+  return { ...r, early: [...(r.early ?? []), { name, i: ordinal, value }] };
+}
+
 /**
  * Wake a working task that is due: asleep past its wake time, waiting past its deadline, or
  * running under a lease that ran out (its instance died or shut down) — a new run takes it over.
@@ -303,8 +340,12 @@ export function finish(r: TaskRecord, outcome: Outcome, holder?: Holder): TaskRe
   if (isTerminal(r.status)) return false;
   if (r.cancel === true || outcome.status === "cancelled") return cancelled(r);
   if (holder === undefined || !holds(r, holder)) return false;
-  const ended = { ...unheld(r), ...NO_ASKS, status: outcome.status, message: outcome.status === "failed" ? outcome.message : undefined };
-  return outcome.status === "completed" ? { ...ended, result: outcome.result, ...(outcome.journal !== undefined ? { journal: outcome.journal } : {}) } : { ...ended, error: outcome.error };
+  // The waits its last journal passed closed (a value taken is charged then); values kept for
+  // waits the task never reached go with its end (their tokens are refused now).
+  const last = outcome.status === "completed" && outcome.journal !== undefined ? withJournal(r, outcome.journal) : r;
+  const { early: _early, ...held } = unheld(last);
+  const ended = { ...held, ...NO_ASKS, status: outcome.status, message: outcome.status === "failed" ? outcome.message : undefined };
+  return outcome.status === "completed" ? { ...ended, result: outcome.result } : { ...ended, error: outcome.error };
 }
 
 /**
