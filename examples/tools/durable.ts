@@ -28,6 +28,9 @@ export const awaitApproval = tool({
   task: "required",
   async *run({ what }, ctx) {
     const url = ctx.signalUrl("approval");
+    // A fixture: the URL goes in the status message so tests and the demo can reach it. A real
+    // tool sends it to the approver from a step — whoever sees the status message (the
+    // requester) could otherwise approve their own request.
     yield* progress(`Waiting for approval${what ? ` of ${what}` : ""}: POST {"approved": true} or {"approved": false} to ${url}`);
     const answer = yield* waitForSignal("approval", Approval, { timeoutMs: 60_000 });
     if (answer.status === "timeout") return "timed out: nobody answered within 60 s";

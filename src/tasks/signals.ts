@@ -9,8 +9,9 @@ import { keepEarly, type NewRun, signal, waitKey, waitsPassed } from "./record/t
 // keeps a wait, the value that came for it, and which waits are over.
 //
 // A wait is named by the signal's name and its ordinal — the how-many-th wait on that name in
-// the call — both fixed by the journal, so a replay makes the same token. A token is signed
-// with the state key ring (its own purpose), names the task, and expires with the task.
+// the call — both fixed by the journal, so a replay makes the same token. A token is sealed
+// with the state key ring (its own purpose): it names the task only to the server, and expires
+// with the task.
 
 /** What a signal token carries: task id, signal name, ordinal, expiry (store clock, ms). */
 const claims = z.object({ t: z.string(), w: z.string(), i: z.number().int().nonnegative(), e: z.number() });
@@ -19,9 +20,11 @@ export type SignalClaims = z.infer<typeof claims>;
 /** The purpose signal tokens are signed for (no other signed text can stand for one). */
 export const SIGNAL_PURPOSE = "task-signal";
 
-/** What signs and checks texts (the runtime's state codec). */
+/** What seals and opens texts (the runtime's state codec). */
 export interface TextSigner {
-  signText(purpose: string, text: string): string;
+  sealText(purpose: string, text: string): string;
+  openText(purpose: string, token: string): string | undefined;
+  /** Tokens made before they were sealed were signed (their task id readable): still accepted while their task lives. */
   verifyText(purpose: string, token: string): string | undefined;
 }
 
@@ -47,13 +50,18 @@ export function checkSignalValue(value: unknown): void {
   if (!isPlainJson(value)) throw refuse("signal_invalid_value", "A signal's value must be plain JSON (objects, arrays, strings, finite numbers, booleans, null)");
 }
 
+/**
+ * The token of one wait: sealed, so whoever holds a signal URL learns nothing from it — not the
+ * task's id (which, on a server without principals, would let them read, answer or cancel the
+ * task) — and can do nothing with it but send that wait its value.
+ */
 export function signalToken(signer: TextSigner, r: TaskRecord, name: string, ordinal: number): string {
-  return signer.signText(SIGNAL_PURPOSE, JSON.stringify({ t: r.id, w: name, i: ordinal, e: r.created + r.ttlMs } satisfies SignalClaims));
+  return signer.sealText(SIGNAL_PURPOSE, JSON.stringify({ t: r.id, w: name, i: ordinal, e: r.created + r.ttlMs } satisfies SignalClaims));
 }
 
 /** The claims of an authentic token, or a refusal that says nothing about why a forged one failed. */
 export function readSignalToken(signer: TextSigner, token: unknown): SignalClaims {
-  const text = typeof token === "string" ? signer.verifyText(SIGNAL_PURPOSE, token) : undefined;
+  const text = typeof token === "string" ? (signer.openText(SIGNAL_PURPOSE, token) ?? signer.verifyText(SIGNAL_PURPOSE, token)) : undefined;
   let parsed: unknown;
   try {
     parsed = text === undefined ? undefined : JSON.parse(text);

@@ -29,18 +29,25 @@ export const approval = tool({
 
 export type TaskView = { status: string; statusMessage?: string; result?: { content: Array<{ text: string }>; isError?: boolean } };
 
-/** A runtime serving `tools` on `store`, closed by the caller's `open` list. */
-export function signalInstance(store: Store, open: Array<{ close(): Promise<void> }>, tools: Parameters<Runtime["define"]>[0] = [approval], maxStoreBytesPerPrincipal?: number) {
+/** How a test instance differs: the tools it serves, a principal's share of the store, its key ring. */
+export interface SignalInstanceOptions {
+  tools?: Parameters<Runtime["define"]>[0];
+  maxStoreBytesPerPrincipal?: number;
+  keys?: Array<{ id: string; secret: Uint8Array }>;
+}
+
+/** A runtime serving the approval task (or `tools`) on `store`, closed by the caller's `open` list. */
+export function signalInstance(store: Store, open: Array<{ close(): Promise<void> }>, options: SignalInstanceOptions = {}) {
   const errors: unknown[] = [];
   const runtime = createRuntime({
-    state: { keys },
+    state: { keys: options.keys ?? keys },
     store,
     signals: { baseUrl: SIGNAL_BASE },
     onError: (e) => errors.push(e),
     tasks: { leaseMs: 400, sweepMs: 20 },
-    ...(maxStoreBytesPerPrincipal !== undefined ? { maxStoreBytesPerPrincipal } : {}),
+    ...(options.maxStoreBytesPerPrincipal !== undefined ? { maxStoreBytesPerPrincipal: options.maxStoreBytesPerPrincipal } : {}),
   });
-  runtime.define(tools);
+  runtime.define(options.tools ?? [approval]);
   open.push(runtime);
   return { runtime, errors };
 }
@@ -76,15 +83,14 @@ export async function signalPair(
   make: () => Promise<Store>,
   open: Array<{ close(): Promise<void> }>,
   how: "resumed" | "replayed",
-  tools?: Parameters<Runtime["define"]>[0],
-  maxStoreBytesPerPrincipal?: number,
+  options: SignalInstanceOptions & { otherKeys?: SignalInstanceOptions["keys"] } = {},
 ) {
   const store = await make();
   const other = name === "memory" ? store : await make();
   // Closed after the runtimes (the list closes newest first).
   open.push(store);
   if (other !== store) open.push(other);
-  const a = signalInstance(store, open, tools, maxStoreBytesPerPrincipal);
-  const b = signalInstance(other, open, tools, maxStoreBytesPerPrincipal);
+  const a = signalInstance(store, open, options);
+  const b = signalInstance(other, open, options.otherKeys !== undefined ? { ...options, keys: options.otherKeys } : options);
   return { store, a, b, via: how === "resumed" ? a : b };
 }

@@ -42,7 +42,7 @@ const refusedBy = (p: Promise<unknown>) => p.then(() => "taken", refusalOf);
 
 describe.each(stores)("early signals on %s", (name, make) => {
   it.each(["resumed", "replayed"] as const)("a value for a wait not reached yet is kept (202) and taken there; the token is then used up (%s)", async (how) => {
-    const { store, a, via } = await signalPair(name, make, open, how, [twoWaits]);
+    const { store, a, via } = await signalPair(name, make, open, how, { tools: [twoWaits] });
     const { taskId, first, approval } = await waitingFirst(a.runtime, store);
     const handler = createSignalHandler(via.runtime);
     const early = await handler(new Request(SIGNAL_BASE + approval, { method: "POST", body: JSON.stringify({ approved: true }) }));
@@ -62,7 +62,7 @@ describe.each(stores)("early signals on %s", (name, make) => {
   });
 
   it.each(["resumed", "replayed"] as const)("a kept value the wait's schema refuses is dropped with its reason; the token then opens the wait (%s)", async (how) => {
-    const { store, a, via } = await signalPair(name, make, open, how, [twoWaits]);
+    const { store, a, via } = await signalPair(name, make, open, how, { tools: [twoWaits] });
     const { taskId, first, approval } = await waitingFirst(a.runtime, store);
     expect(await via.runtime.signal(approval, { approved: "yes" })).toEqual({ status: "accepted" });
     expect(await via.runtime.signal(first, "go")).toEqual({ status: "delivered" });
@@ -127,7 +127,7 @@ describe.each(stores)("early signals on %s", (name, make) => {
   });
 
   it.each(["resumed", "replayed"] as const)("refused values cost their task's owner nothing: 8 of 50 KB on a 200 KiB share (%s)", async (how) => {
-    const { store, a, via } = await signalPair(name, make, open, how, undefined, 200 * 1024);
+    const { store, a, via } = await signalPair(name, make, open, how, { maxStoreBytesPerPrincipal: 200 * 1024 });
     const alice = { principal: "alice" };
     const { taskId, token } = await waitingApproval(a.runtime, store, {}, alice);
     for (let i = 0; i < 8; i++) {

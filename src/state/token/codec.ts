@@ -1,5 +1,5 @@
 import { integerOption } from "../../util/options.js";
-import { decodeBase64url, decodeCanonicalNative, decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "../base64url.js";
+import { decodeCanonicalNative, decodeCheckedAlphabet, decodeUtf8, encodeBase64url, encodeTextBase64url, truncateBase64url } from "../base64url.js";
 import { digestOf } from "../canonical.js";
 import { type Claims, isClaims, type OpenedState, type StateBinding } from "./claims.js";
 import { type CryptoBackend, constantTimeEqualText, defaultBackend, portableBackend } from "./crypto.js";
@@ -7,6 +7,7 @@ import { StateConfigError, StateError } from "../errors.js";
 import { decodeData, encodeData } from "./payload.js";
 import { numberJson, quoteJson } from "../json-text.js";
 import { buildKeyRing, type DerivedKey, type StateKey } from "./keyring.js";
+import { createTexts } from "./texts.js";
 
 /** `signed`: HMAC-SHA256, payload readable by the client. `sealed`: AES-256-GCM, payload hidden. */
 export type StateMode = "signed" | "sealed";
@@ -66,6 +67,14 @@ export interface StateCodec<T = unknown> {
   signText(purpose: string, text: string): string;
   /** The text `signText(purpose, ...)` signed, or `undefined` for anything else (another purpose, a key not in the ring, altered). */
   verifyText(purpose: string, token: string): string | undefined;
+  /**
+   * A short text made unforgeable and unreadable for one `purpose` (a task's signal URL, which
+   * must not name its task): `<keyId>.<iv ‖ AES-GCM>`, the IV a keyed hash of the text, so the
+   * same text always gives the same token under the same key. Any key of the ring opens it.
+   */
+  sealText(purpose: string, text: string): string;
+  /** The text `sealText(purpose, ...)` sealed, or `undefined` for anything else (another purpose, a key not in the ring, altered). */
+  openText(purpose: string, token: string): string | undefined;
 }
 
 /** What `inspect` reads from an authentic token: its data and its claims, checked for nothing but integrity. */
@@ -318,31 +327,23 @@ export function createStateCodec<T = unknown>(options: StateCodecOptions): State
     };
   }
 
-  // Signed texts: HMAC over the purpose and the text with the key's MAC subkey, the purpose
-  // prefixed so no signed text can stand for a state token's signed part or another purpose's.
-  const textMac = (key: DerivedKey, purpose: string, text: string) => backend.hmacSha256Base64url(key.mac, `mcp-yield/text/${purpose}\0${text}`);
-  function signText(purpose: string, text: string): string {
-    return `${signer.id}.${encodeTextBase64url(text)}.${textMac(signer, purpose, text)}`;
-  }
-  function verifyText(purpose: string, token: string): string | undefined {
-    if (typeof token !== "string" || token.length > maxTokenBytes) return undefined;
-    const [id, body, mac, extra] = token.split(".");
-    const key = id === undefined ? undefined : byId.get(id);
-    if (key === undefined || body === undefined || mac === undefined || extra !== undefined) return undefined;
-    const bytes = decodeBase64url(body);
-    if (bytes === undefined) return undefined;
-    let text: string;
-    try {
-      text = decodeUtf8(bytes);
-    } catch {
-      // Not UTF-8: where there is no Buffer the decoder is fatal; the token is forged either way.
-      return undefined;
-    }
-    // The MAC is over the text: a body that is not its exact encoding (bad UTF-8) cannot match.
-    return encodeTextBase64url(text) === body && constantTimeEqualText(mac, textMac(key, purpose, text)) ? text : undefined;
-  }
+  const { signText, verifyText, sealText, openText } = createTexts({ backend, signer, byId, maxTokenBytes });
 
-  const codec: StateCodec<T> = { mode, ttlSeconds, maxTokenBytes, crypto: backend.name, seal: (claims) => mint(claims).token, mint, open, inspect, now: clock, signText, verifyText };
+  const codec: StateCodec<T> = {
+    mode,
+    ttlSeconds,
+    maxTokenBytes,
+    crypto: backend.name,
+    seal: (claims) => mint(claims).token,
+    mint,
+    open,
+    inspect,
+    now: clock,
+    signText,
+    verifyText,
+    sealText,
+    openText,
+  };
   ownCodecs.add(codec);
   jsonMinters.set(codec, mintJson);
   return codec;
