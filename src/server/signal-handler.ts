@@ -7,6 +7,35 @@ import type { Runtime } from "../runtime/runtime.js";
 export interface SignalHandlerOptions {
   /** Largest body taken, in bytes (a larger one is refused with 413 unread). Default 65536. */
   maxBodyBytes?: number;
+  /**
+   * POSTs taken per URL (token) per minute on this handler; past it, 429 with `Retry-After`
+   * until the minute is over. Default 30: a person clicking, or a sender retrying, stays far
+   * below; whoever holds a URL cannot make the server check values for it without end.
+   */
+  perToken?: number;
+  /** The clock the per-token minutes are counted on (ms). Default `Date.now`. */
+  clock?: () => number;
+}
+
+/** How many URLs the per-token counts remember at once (the oldest minute is forgotten first). */
+const MAX_COUNTED_TOKENS = 10_000;
+
+/** Counts POSTs per token per minute: `take(token)` is the seconds to wait, or 0 when this one may go on. */
+function perTokenLimit(limit: number, clock: () => number) {
+  const counts = new Map<string, { since: number; n: number }>();
+  return (token: string): number => {
+    const now = clock();
+    let count = counts.get(token);
+    if (count === undefined || now - count.since >= 60_000) {
+      counts.delete(token);
+      if (counts.size >= MAX_COUNTED_TOKENS) counts.delete(counts.keys().next().value!);
+      count = { since: now, n: 0 };
+      counts.set(token, count);
+    }
+    if (count.n >= limit) return Math.max(1, Math.ceil((count.since + 60_000 - now) / 1000));
+    count.n++;
+    return 0;
+  };
 }
 
 /** How each refusal reads over HTTP. */
@@ -37,15 +66,19 @@ const json = (status: number, body: Record<string, unknown>, headers: Record<str
  * (forged, altered, signed by another key ring); 409 `signal_used`: a value for that wait was
  * taken, or is kept, or its wait timed out; 409 `signal_not_waiting` (`Retry-After`): another
  * value for that wait is still being checked, or the task holds 64 KiB of early values; 410 a
- * task that ended (or expired) before it reached that wait; 413 a body past `maxBodyBytes`; 405 anything but POST; 503 the
+ * task that ended (or expired) before it reached that wait; 413 a body past `maxBodyBytes`; 429
+ * more than `perToken` POSTs to this URL within a minute (`Retry-After`); 405 anything but POST; 503 the
  * store is out (`Retry-After`).
  */
 export function createSignalHandler(runtime: Pick<Runtime, "signal">, options: SignalHandlerOptions = {}): (request: Request) => Promise<Response> {
   const maxBodyBytes = integerOption("maxBodyBytes", options.maxBodyBytes, 64 * 1024);
+  const limited = perTokenLimit(integerOption("perToken", options.perToken, 30, 1), options.clock ?? Date.now);
   return async (request) => {
     if (request.method !== "POST") return json(405, { error: "method_not_allowed", message: "POST a JSON body to this URL" }, { allow: "POST" });
     const path = new URL(request.url).pathname;
     const token = path.slice(path.lastIndexOf("/") + 1);
+    const wait = limited(token);
+    if (wait > 0) return json(429, { error: "too_many_requests", message: `Too many POSTs to this URL; send again in ${wait} s` }, { "retry-after": String(wait) });
     const text = await readBoundedText(request, maxBodyBytes);
     if (text === undefined) return json(413, { error: "too_large", message: `The body is over ${maxBodyBytes} bytes` });
     let value: unknown;

@@ -245,12 +245,35 @@ describe("the webhook route (createSignalHandler)", () => {
   });
 });
 
+describe("the webhook route's limit per URL", () => {
+  it("whoever holds a signal URL gets perToken POSTs a minute to it, then 429 with Retry-After until the minute is over", async () => {
+    const store = createMemoryStore();
+    const { runtime } = instance(store);
+    runtime.define([approval]);
+    let now = 1_000_000;
+    const handler = createSignalHandler(runtime, { perToken: 3, clock: () => now });
+    const post = (url: string, body: unknown) => handler(new Request(url, { method: "POST", body: JSON.stringify(body) }));
+    const { taskId, url } = await waiting(runtime, store);
+    for (let i = 0; i < 3; i++) expect((await post(url, { approved: "no" })).status).toBe(400);
+    now += 20_000;
+    const limited = await post(url, { approved: true });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("40");
+    // Another URL has its own count; the same one goes on after the minute.
+    expect((await post(`${BASE}other-token`, {})).status).toBe(404);
+    now += 40_000;
+    expect((await post(url, { approved: true })).status).toBe(200);
+    expect((await settled(runtime, taskId)).result!.content[0]!.text).toBe("approved");
+    expect(() => createSignalHandler(runtime, { perToken: 0 })).toThrow(/perToken must be a positive integer/);
+  });
+});
+
 describe("the webhook route under hostile input (property)", () => {
   it("any token (mutated, truncated, random) and any body gets a 4xx or the one 200; the task takes one value, once", async () => {
     const store = createMemoryStore();
     const { runtime, errors } = instance(store);
     runtime.define([approval]);
-    const handler = createSignalHandler(runtime, { maxBodyBytes: 512 });
+    const handler = createSignalHandler(runtime, { maxBodyBytes: 512, perToken: 1_000_000 }); // the limit per URL has its own test;
     const { taskId, token } = await waiting(runtime, store);
     const mutated = fc.tuple(fc.nat({ max: token.length - 1 }), fc.constantFrom(..."AZaz09-_.~%")).map(([at, c]) => token.slice(0, at) + c + token.slice(at + 1));
     const tokens = fc.oneof(
