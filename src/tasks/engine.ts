@@ -18,7 +18,7 @@ import { digestOf, randomUuid } from "../state/index.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import type { ToolDefinition } from "../authoring/definitions.js";
 import { LiveCalls } from "../replay/live-calls.js";
-import { createResultOf, detailedTaskOf, newTaskId, storedInput, type TaskRecord, taskRecord } from "./record/record.js";
+import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord } from "./record/record.js";
 import type { Deps, Parked, TaskEngine } from "./types.js";
 import { createTaskRecords, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import { createSignalDelivery } from "./signals.js";
@@ -108,7 +108,8 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       const text = JSON.stringify(record);
       await bytes.charge(record.principal, keyOf(record.id).length + text.length);
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
-      if (!(await store.add(keyOf(record.id), text, ttlMs))) {
+      // Kept past its lifetime until it has ended (record-store.ts): its outcome stays readable.
+      if (!(await store.add(keyOf(record.id), text, ttlMs + transition.OUTCOME_KEPT_MS))) {
         // Already there: an earlier attempt at this start whose answer was lost (a write that
         // landed after its timeout). The same call's task is that one; it is indexed (again) so
         // the sweeper runs it if nobody does, and reported as it is now.
@@ -133,8 +134,11 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     },
 
     async get(id, principal) {
-      const record = await owning(id, principal);
+      let record = await owning(id, principal);
       await time.sync();
+      // Past its lifetime and not ended: ended now, with an outcome to read (the sweeper does
+      // the same for tasks nobody polls).
+      if (!isTerminal(record.status) && record.created + record.ttlMs <= time.now()) record = (await sweeper.outlive(id)) ?? record;
       const due = record.lease?.until ?? record.wake;
       if (record.status === "working" && due !== undefined && due <= time.now()) void sweeper.takeOver(id).catch(() => {});
       return detailedTaskOf(record);

@@ -8,6 +8,7 @@ import { AuthorCodeError, authorFailureText, type ErrorInfo } from "../replay/er
 import type { LiveCalls } from "../replay/live-calls.js";
 import type { RoundOutcome } from "../replay/round/round.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
+import type { JournalRecord } from "../journal/journal.js";
 import type { TaskRecord } from "./record/record.js";
 import type { createTaskRecords } from "./record/record-store.js";
 import * as transition from "./record/transitions.js";
@@ -109,14 +110,7 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
         return;
       case "sleep":
         if (outcome.until >= record.created + record.ttlMs) {
-          // The task would be gone (its record expired) before it woke: the author's mistake, said plainly.
-          report(
-            new Error(
-              `task ${id}: sleep() until ${new Date(outcome.until).toISOString()} passes the task's lifetime (ttlMs ${record.ttlMs} from ${new Date(record.created).toISOString()}); raise tasks.ttlMs or sleep less`,
-            ),
-            infoOf(record),
-          );
-          await finish(id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)), journal: outcome.journal }, run);
+          await outlived(record, def, `sleep() until ${new Date(outcome.until).toISOString()}`, "sleep less", outcome.journal, run);
           return;
         }
         // Nobody holds a sleeping task: it waits in the store (due at its wake time), and the
@@ -124,6 +118,19 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
         await update(id, (r) => transition.sleep(r, holder, outcome.journal, outcome.until), true);
         return;
       case "wait": {
+        const onIt = record.awaits?.name === outcome.name && record.awaits.i === outcome.ordinal;
+        const deadline = outcome.timeoutMs === undefined || onIt ? undefined : time.now() + outcome.timeoutMs;
+        if (deadline !== undefined && deadline >= record.created + record.ttlMs) {
+          await outlived(
+            record,
+            def,
+            `waitForSignal("${outcome.name}") with a timeout at ${new Date(deadline).toISOString()}`,
+            "wait less (or without a timeout: the task's lifetime ends the wait)",
+            outcome.journal,
+            run,
+          );
+          return;
+        }
         const waiting = await update(id, (r) => transition.awaitSignal(r, holder, outcome, time.now()), true);
         // A value came early for this wait while the run was on its way to it: go on at once.
         const wake = waiting.written ? waiting.record?.wake : undefined;
@@ -133,6 +140,17 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
       case "task":
         throw new Error("a task cannot become a task again");
     }
+  }
+
+  /**
+   * A sleep (or a retry's delay) or a wait's timeout that ends after the task's lifetime: the
+   * task would be gone before it went on. The author's mistake, said plainly (`onError`), and
+   * the task ends with the author-failure result, as a throwing step does.
+   */
+  async function outlived(record: TaskRecord, def: ToolDefinition, what: string, fix: string, journal: JournalRecord[], run: string | undefined): Promise<void> {
+    const lifetime = `ttlMs ${record.ttlMs} from ${new Date(record.created).toISOString()}`;
+    report(new Error(`task ${record.id}: ${what} passes the task's lifetime (${lifetime}); raise tasks.ttlMs or ${fix}`), infoOf(record));
+    await finish(record.id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)), journal }, run);
   }
 
   async function settleFailure(record: TaskRecord, def: ToolDefinition, error: unknown, stop: Stop | undefined, run: string | undefined): Promise<void> {

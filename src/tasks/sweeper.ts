@@ -13,6 +13,8 @@ import * as transition from "./record/transitions.js";
 //    both run it.
 // 2. A task that can no longer be due (ended, parked on asks, gone) leaves the due index.
 // 3. A cancel that its runner never completed (the runner died) is completed here.
+// 4. A task that reaches its lifetime without ending is ended here (`outlive`: failed,
+//    task_lifetime_ended) if no tasks/get did it first, and its outcome stays readable a while.
 
 /** What the sweeper needs from the engine. */
 export interface SweeperParts {
@@ -29,8 +31,6 @@ export interface SweeperParts {
 export function createSweeper({ store, time, update, newRun, launch, cancelled, sweepMs }: SweeperParts) {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
-  /** When this instance last dropped expired tasks from the list (store clock). */
-  let listPruned = -Infinity;
 
   /** Take over a working task that is due (asleep past its time, or its lease ran out). */
   async function takeOver(id: string): Promise<void> {
@@ -41,19 +41,33 @@ export function createSweeper({ store, time, update, newRun, launch, cancelled, 
     else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await cancelled(id);
   }
 
+  /**
+   * End a task that reached its lifetime without ending (`outlive`): failed, its outcome kept a
+   * while, and listed until then. The record as it is now (`undefined`: gone).
+   */
+  async function outlive(id: string): Promise<TaskRecord | undefined> {
+    const ended = await update(id, (r) => transition.outlive(r, time.now()));
+    if (ended.written && ended.record?.keptUntil !== undefined) await store.schedule(TASKS, id, ended.record.keptUntil);
+    return ended.record;
+  }
+
   async function sweep(): Promise<void> {
     await time.sync();
     for (const id of await store.due(LEASES, time.now(), 25)) await takeOver(id);
-    // Tasks whose records expired leave the list: up to 500 a minute per instance (the list is
-    // for operators; an entry left a while longer only costs them a skipped read).
-    if (time.now() - listPruned >= 60_000) {
-      listPruned = time.now();
-      for (const gone of await store.due(TASKS, listPruned, 500)) await store.unschedule(TASKS, gone);
+    // Tasks at the end of their lifetime (the list holds each at that time): one that has not
+    // ended ends now, with an outcome to read; one that has leaves the list once its record is
+    // gone. Up to 25 a sweep per instance.
+    for (const id of await store.due(TASKS, time.now(), 25)) {
+      const found = await outlive(id);
+      const until = found === undefined ? undefined : isTerminal(found.status) ? (found.keptUntil ?? found.created + found.ttlMs) : found.created + found.ttlMs;
+      if (until === undefined || until <= time.now()) await store.unschedule(TASKS, id);
+      else if (until !== found!.created + found!.ttlMs) await store.schedule(TASKS, id, until); // kept a while past it
     }
   }
 
   return {
     takeOver,
+    outlive,
     ensure(): void {
       if (timer !== undefined || stopped) return;
       timer = setInterval(() => {

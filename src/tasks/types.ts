@@ -15,7 +15,12 @@ export const DEFAULT_TASK_TTL_MS = 60 * 60 * 1000;
 
 /** Task timing: lifetime, suggested poll interval, lease, sweep and cancel grace. */
 export interface TaskOptions {
-  /** How long a task and its outcome are kept, from its creation (its `ttlMs`). Default 1 hour. */
+  /**
+   * A task's lifetime, from its creation (its `ttlMs`): how long it and its outcome are kept.
+   * A task still working when it ends is failed then (`task_lifetime_ended`) and that outcome is
+   * kept 10 minutes more; a sleep, retry delay or wait timeout past it is an author error when
+   * reached. Default 1 hour.
+   */
   ttlMs?: number;
   /** The polling interval suggested to clients (`pollIntervalMs`). Default 500 ms. */
   pollIntervalMs?: number;

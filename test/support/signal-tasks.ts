@@ -34,6 +34,8 @@ export interface SignalInstanceOptions {
   tools?: Parameters<Runtime["define"]>[0];
   maxStoreBytesPerPrincipal?: number;
   keys?: Array<{ id: string; secret: Uint8Array }>;
+  /** The tasks' lifetime. Default: the runtime's (1 hour). */
+  ttlMs?: number;
 }
 
 /** A runtime serving the approval task (or `tools`) on `store`, closed by the caller's `open` list. */
@@ -44,7 +46,7 @@ export function signalInstance(store: Store, open: Array<{ close(): Promise<void
     store,
     signals: { baseUrl: SIGNAL_BASE },
     onError: (e) => errors.push(e),
-    tasks: { leaseMs: 400, sweepMs: 20 },
+    tasks: { leaseMs: 400, sweepMs: 20, ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}) },
     ...(options.maxStoreBytesPerPrincipal !== undefined ? { maxStoreBytesPerPrincipal: options.maxStoreBytesPerPrincipal } : {}),
   });
   runtime.define(options.tools ?? [approval]);

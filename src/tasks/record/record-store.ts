@@ -1,7 +1,7 @@
 import type { PrincipalBytes, Store, StoreClock } from "../../store/index.js";
 import { StoreError } from "../../store/index.js";
-import { type TaskRecord, taskRecord } from "./record.js";
-import { waitKey } from "./transitions.js";
+import { isTerminal, type TaskRecord, taskRecord } from "./record.js";
+import { OUTCOME_KEPT_MS, waitKey } from "./transitions.js";
 
 // Task records in the store: reading one, and changing one atomically (compare-and-swap, the
 // principal's share charged for growth, the due index kept in step with the lease or the wake
@@ -35,7 +35,9 @@ export function takenSignalBytes(before: TaskRecord, after: TaskRecord): number 
 }
 
 export function createTaskRecords({ store, time, bytes }: { store: Store; time: StoreClock; bytes: PrincipalBytes }) {
-  const storeTtl = (r: TaskRecord) => Math.max(1, r.created + r.ttlMs - time.now());
+  // A task that has not ended is kept past its lifetime, so whoever finds it there can end it
+  // (`outlive`) with an outcome to read; an ended one until its lifetime, or as `outlive` said.
+  const storeTtl = (r: TaskRecord) => Math.max(1, (isTerminal(r.status) ? (r.keptUntil ?? r.created + r.ttlMs) : r.created + r.ttlMs + OUTCOME_KEPT_MS) - time.now());
 
   async function load(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
     const raw = await store.get(keyOf(id));

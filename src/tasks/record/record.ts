@@ -66,6 +66,8 @@ export const taskRecord = z.object({
   refusedSignal: z.object({ wait: z.string(), reason: z.string(), at: z.number() }).optional(),
   /** Waits that are over (`name#ordinal`): their tokens are refused. */
   closed: z.array(z.string()).optional(),
+  /** A task ended by its lifetime: its record is kept until then (store clock) so its outcome can be read. */
+  keptUntil: z.number().optional(),
   cancel: z.literal(true).optional(),
   /** Marks the generator parked live on the instance that parked it (a resume instead of a replay). */
   park: z.string().optional(),

@@ -348,6 +348,30 @@ export function finish(r: TaskRecord, outcome: Outcome, holder?: Holder): TaskRe
   return outcome.status === "completed" ? { ...ended, result: outcome.result } : { ...ended, error: outcome.error };
 }
 
+/** How long the outcome of a task ended by its lifetime stays readable after that end. */
+export const OUTCOME_KEPT_MS = 10 * 60_000;
+
+/** What a task reaching its lifetime was doing, for its failure's message. */
+function doing(r: TaskRecord): string {
+  if (r.status === "input_required") return "waiting for answers to its asks";
+  if (r.awaits !== undefined && r.lease === undefined) return `waiting for signal "${r.awaits.name}"`;
+  if (r.wake !== undefined && r.lease === undefined) return "asleep";
+  return "running";
+}
+
+/**
+ * A task that reached the end of its lifetime (`ttlMs` from its creation) without ending: failed
+ * (`task_lifetime_ended`, and what it was doing), whoever holds it — a run still going finds
+ * it ended at its next heartbeat — and kept `OUTCOME_KEPT_MS` more, so `tasks/get` reads that
+ * outcome instead of an unknown task.
+ */
+export function outlive(r: TaskRecord, now: number): TaskRecord | false {
+  if (isTerminal(r.status) || now < r.created + r.ttlMs) return false;
+  const { early: _early, awaits: _awaits, arrived: _arrived, wake: _wake, ...held } = unheld(r);
+  const message = `The task reached the end of its lifetime (ttlMs ${r.ttlMs}) while ${doing(r)}`;
+  return { ...held, ...NO_ASKS, status: "failed", message, error: { code: -32603, message, data: { reason: "task_lifetime_ended" } }, keptUntil: now + OUTCOME_KEPT_MS };
+}
+
 /**
  * The record cancelled (`false`: nothing to change — it ended, or a cancel is under way). A task
  * running under a live lease is marked, and its run stops at its next heartbeat (it then writes
