@@ -38,6 +38,23 @@ export const awaitApproval = tool({
   },
 });
 
+export const approveLater = tool({
+  name: "approve_later",
+  description: 'Sleeps `delaySeconds` durably, then waits up to 60 s for approval: POST {"approved": true} (or false) to the URL in the status message — at any time, also during the sleep',
+  input: z.object({ delaySeconds: z.number().min(0).max(3000) }),
+  task: "required",
+  async *run({ delaySeconds }, ctx) {
+    // A fixture: the URL goes in the status message so tests can reach it; a real tool sends
+    // it to the approver from a step, or the requester could approve their own request.
+    yield* progress(`Approval URL: ${ctx.signalUrl("approval")}`);
+    yield* sleep(delaySeconds * 1000);
+    // An approval POSTed during the sleep was kept for this wait (202): it is taken here at once.
+    const answer = yield* waitForSignal("approval", Approval, { timeoutMs: 60_000 });
+    if (answer.status === "timeout") return "timed out";
+    return answer.value.approved ? "approved" : "rejected";
+  },
+});
+
 export const flakyFetch = tool({
   name: "flaky_fetch",
   description: "A fetch that fails twice, then succeeds: retried with backoff",
@@ -56,4 +73,4 @@ export const flakyFetch = tool({
   },
 });
 
-export const durableFixtures = [remindLater, awaitApproval, flakyFetch];
+export const durableFixtures = [remindLater, awaitApproval, approveLater, flakyFetch];

@@ -93,3 +93,21 @@ export function storesOf(file: string): { stores: Array<[string, () => Promise<S
   });
   return { kinds, stores: [["memory", async () => createMemoryStore()], ...kinds.map((k) => [k.name, () => k.make()] as [string, () => Promise<Store>])] };
 }
+
+/**
+ * For tests that start the example server (`npm start`) on a shared store: each store this
+ * machine has, as `[name, env]` — the environment that points an instance at it, in a namespace
+ * of this test file's own, dropped after the file. Call at the top level of the file.
+ */
+export function exampleServerStores(file: string): Array<readonly [string, Record<string, string>]> {
+  const prefix = testPrefix(file);
+  const schema = testSchema(file);
+  afterAll(async () => {
+    if (redisAvailable) await dropPrefix(prefix);
+    if (postgresAvailable) await dropSchema(schema);
+  });
+  return [
+    ...(redisAvailable ? [["redis", { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }] as const] : []),
+    ...(postgresAvailable ? [["postgres", { MCP_YIELD_POSTGRES_URL: POSTGRES_URL, MCP_YIELD_POSTGRES_SCHEMA: schema }] as const] : []),
+  ];
+}

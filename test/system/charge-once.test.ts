@@ -1,8 +1,7 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFetchSender } from "mcp-yield/client";
 import { newKey, startCluster } from "../../scripts/stress/cluster.js";
-import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
-import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema } from "../support/postgres.js";
+import { exampleServerStores } from "../support/stores.js";
 import { textOf } from "../support/results.js";
 
 // Issue 54, point 7: the example server's charge_once over three `npm start` instances sharing
@@ -10,17 +9,7 @@ import { textOf } from "../support/results.js";
 // the instances, all end with the same text (one charge); the same key with another amount is
 // refused with idempotency_conflict; another key charges anew.
 
-const prefix = testPrefix("charge-once");
-const schema = testSchema("charge-once");
-afterAll(async () => {
-  if (redisAvailable) await dropPrefix(prefix);
-  if (postgresAvailable) await dropSchema(schema);
-});
-
-const stores = [
-  ...(redisAvailable ? [["redis", { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }] as const] : []),
-  ...(postgresAvailable ? [["postgres", { MCP_YIELD_POSTGRES_URL: POSTGRES_URL, MCP_YIELD_POSTGRES_SCHEMA: schema }] as const] : []),
-];
+const stores = exampleServerStores("charge-once");
 
 describe.each(stores)("charge_once over three instances sharing %s", (_name, env) => {
   it("one key: one charge and one text for 30 concurrent requests; another amount is a conflict; another key charges anew", async () => {
