@@ -26,8 +26,12 @@ export interface Shape {
   capabilities: Record<string, unknown>;
   /** Whether the call runs as a task (at some point): a lease, and takeovers, apply. */
   tasks?: boolean;
-  /** The value the client sends when the task shows `signal:<token>` as its status message. */
-  signal?: unknown;
+  /**
+   * What the client sends when the task shows `signals:<token> <token>...` as its status
+   * message: for each token, its values in order (one its wait's schema refuses is sent on past;
+   * the token is done once a value was taken or kept, or the token was used).
+   */
+  signals?: unknown[][];
   /** Runtime options the shape needs (a spill threshold, short leases). */
   options?: Record<string, unknown>;
 }
@@ -166,7 +170,7 @@ export const SHAPES: Shape[] = [
     tasks: true,
     capabilities: { extensions: TASKS },
     answers: {},
-    signal: "go",
+    signals: [["go"]],
     def: (runs) =>
       tool({
         name: "durable",
@@ -185,10 +189,37 @@ export const SHAPES: Shape[] = [
             { retry: { attempts: 3, initialMs: 20 } },
           );
           yield* sleep(30);
-          yield* progress(`signal:${ctx.signalToken("go")}`);
+          yield* progress(`signals:${ctx.signalToken("go")}`);
           const got = yield* waitForSignal("go", z.string(), { timeoutMs: 10_000 });
           const b = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), "B"));
           return `${a} ${got.status === "received" ? got.value : "timeout"} ${b}`;
+        },
+      }),
+  },
+  {
+    name: "signals: one sent early, one refused, one racing its timeout",
+    tasks: true,
+    capabilities: { extensions: TASKS },
+    answers: {},
+    // `early` is sent at once (the task is in a step or asleep: kept, 202); `late` gets a value
+    // its schema refuses, then a good one, while its 40 ms timeout runs: either may win.
+    signals: [[{ v: "E" }], [5, "L"]],
+    def: (runs) =>
+      tool({
+        name: "signals",
+        description: "",
+        input: z.object({}),
+        task: "required",
+        async *run(_i, ctx) {
+          yield* progress(`signals:${ctx.signalToken("early")} ${ctx.signalToken("late")}`);
+          const a = yield* step("first", () => counted(runs, ctx.idempotencyKey("first"), "A"));
+          yield* sleep(5);
+          const early = yield* waitForSignal("early", z.object({ v: z.string() }), { timeoutMs: 10_000 });
+          const b = yield* step("mid", () => counted(runs, ctx.idempotencyKey("mid"), "B"));
+          // Received or timed out, the result is the same: what may not differ is a step run twice.
+          yield* waitForSignal("late", z.string(), { timeoutMs: 40 });
+          const c = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), "C"));
+          return `${a} ${early.status === "received" ? early.value.v : "timeout"} ${b} ${c}`;
         },
       }),
   },
@@ -245,28 +276,33 @@ export async function drive(runtime: Target, def: ToolDefinition, shape: Shape, 
       if (result.resultType !== "task") return { outcome: { text: outcomeText(result) }, requests };
       const taskId = result.taskId as string;
       onTask(taskId);
-      let signalled = false;
-      let mayHaveLanded = false;
+      // Per token: how many of its values were sent on, and whether it is done.
+      const sending = (shape.signals ?? []).map((values) => ({ values, next: 0, done: false, mayHaveLanded: false }));
       for (;;) {
         const task = (await attempt(() => runtime.getTask({ taskId }, info))) as unknown as Record<string, unknown>;
         const message = String(task.statusMessage ?? "");
-        if (task.status === "working" && message.startsWith("signal:") && !signalled) {
-          // The webhook's sender: again while the task is not at the wait yet; a token already
-          // used means an earlier send got through (its answer was lost).
-          // A send the store failed may have landed all the same (its write's answer lost): if
-          // the task has ended by the next send, whether the value arrived is for the task's
-          // result to show — which the suite compares with the fault-free run's.
-          const sent = await attempt(() =>
-            runtime.signal(message.slice("signal:".length), shape.signal).catch((e: unknown) => {
-              if (RETRY.has(reasonOf(e) ?? "")) mayHaveLanded = true;
-              throw e;
-            }),
-          ).then(
-            () => "sent",
-            (e: unknown) => reasonOf(e) ?? String(e),
-          );
-          if (sent === "sent" || sent === "signal_used" || (sent === "signal_expired" && mayHaveLanded)) signalled = true;
-          else if (sent !== "signal_not_waiting") throw new Error(`the signal was refused: ${sent}`);
+        if (task.status === "working" && message.startsWith("signals:")) {
+          const tokens = message.slice("signals:".length).split(" ");
+          for (const [i, s] of sending.entries()) {
+            if (s.done) continue;
+            // A send the store failed may have landed all the same (its write's answer lost): if
+            // the token is used, or the task ended, by the next send, whether the value arrived
+            // is for the task's result to show — which the suite compares with fault-free's.
+            const sent = await attempt(() =>
+              runtime.signal(tokens[i]!, s.values[s.next]).catch((e: unknown) => {
+                if (RETRY.has(reasonOf(e) ?? "")) s.mayHaveLanded = true;
+                throw e;
+              }),
+            ).then(
+              () => "sent",
+              (e: unknown) => reasonOf(e) ?? String(e),
+            );
+            // Taken or kept, or used (an earlier send got through, or the wait timed out): done.
+            // Refused by the schema: the next value. Another value being checked: again later.
+            if (sent === "sent" || sent === "signal_used" || (sent === "signal_expired" && s.mayHaveLanded)) s.done = true;
+            else if (sent === "signal_invalid_value") s.done = ++s.next >= s.values.length;
+            else if (sent !== "signal_not_waiting") throw new Error(`the signal was refused: ${sent}`);
+          }
         }
         if (task.status === "completed") return { outcome: { text: outcomeText(task.result as Record<string, unknown>) }, requests };
         if (task.status === "failed" || task.status === "cancelled") return { outcome: { error: `task ${String(task.status)}: ${JSON.stringify(task.error ?? task.statusMessage)}` }, requests };
