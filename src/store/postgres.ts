@@ -33,7 +33,20 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** How often expired rows are deleted (they are invisible from the moment they expire). Default 60 s. */
   purgeEveryMs?: number;
+  /**
+   * Told once when the pool the store makes cannot have the server's own statement timeout: a
+   * connection pooler in between (PgBouncer, in any pool mode) refuses the startup parameters
+   * that set it, so the store connects without them — `timeoutMs` still bounds every operation
+   * on this side. Default: `console.warn`.
+   */
+  onWarning?: (message: string) => void;
 }
+
+/** PgBouncer (and other poolers) refuse startup parameters they do not track: 08P01 "unsupported startup parameter". */
+const refusesStartupParameters = (error: unknown): boolean => {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  return cause?.code === "08P01" && /unsupported startup parameter/i.test(String(cause.message));
+};
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
 // The server's clock in epoch milliseconds: every instance measures expiry on the same clock.
@@ -77,28 +90,46 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const purgeEveryMs = integerOption("purgeEveryMs", options.purgeEveryMs, 60_000);
   const { kv, due } = names(options);
   if ((options.pool === undefined) === (options.connectionString === undefined)) throw new TypeError("createPostgresStore: give exactly one of pool or connectionString");
+  const maxConnections = integerOption("maxConnections", options.maxConnections, 10);
+  const makePool = (serverTimeouts: boolean) => {
+    const made = new pg.Pool({
+      connectionString: options.connectionString!,
+      max: maxConnections,
+      connectionTimeoutMillis: timeoutMs,
+      // The server gives up on a statement past the limit too, so a write the caller was told
+      // failed does not land much later — set at connection start, the one way that leaves no
+      // session state behind (a pooler that refuses it gets a pool without: see `onWarning`).
+      ...(serverTimeouts ? { statement_timeout: timeoutMs, idle_in_transaction_session_timeout: timeoutMs * 10 } : {}),
+    });
+    // A pooled connection the server closes emits "error" on the pool; unheard, it would crash the process.
+    made.on("error", () => {});
+    return made;
+  };
   let owned: pg.Pool | undefined;
   let pool: PostgresQueryable;
   if (options.pool !== undefined) {
     pool = options.pool;
   } else {
-    owned = new pg.Pool({
-      connectionString: options.connectionString!,
-      max: integerOption("maxConnections", options.maxConnections, 10),
-      connectionTimeoutMillis: timeoutMs,
-      // The server gives up on a statement past the limit too, so a write the caller was told
-      // failed does not land much later.
-      statement_timeout: timeoutMs,
-      idle_in_transaction_session_timeout: timeoutMs * 10,
-    });
-    // A pooled connection the server closes emits "error" on the pool; unheard, it would crash the process.
-    owned.on("error", () => {});
+    owned = makePool(true);
     pool = owned as unknown as PostgresQueryable;
   }
   const where = options.connectionString !== undefined ? ` at ${redact(options.connectionString)}` : "";
   const query = (what: string, text: string, values: unknown[]) => bounded(pool.query(text, values), timeoutMs, `PostgreSQL${where}`, what);
 
   try {
+    if (owned !== undefined) {
+      // The first connection tells whether a pooler sits in between that refuses the server's
+      // timeouts as startup parameters (PgBouncer's default configuration, any pool mode).
+      await query("connecting", "SELECT 1", []).catch(async (error: unknown) => {
+        if (!refusesStartupParameters(error)) throw error;
+        await owned?.end().catch(() => {});
+        owned = makePool(false);
+        pool = owned as unknown as PostgresQueryable;
+        (options.onWarning ?? console.warn)(
+          `mcp-yield: PostgreSQL${where} refuses startup parameters (a connection pooler such as PgBouncer): connected without the server's statement_timeout; timeoutMs (${timeoutMs} ms) still bounds every operation here. For the server-side limit too, set PgBouncer's query_timeout, or ALTER ROLE … SET statement_timeout.`,
+        );
+      });
+    }
     if (options.createTables !== false) {
       // One instance creates the tables while others wait (CREATE … IF NOT EXISTS alone can race).
       const statements = postgresStoreSchema(options);

@@ -1,17 +1,35 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { StoreError } from "mcp-yield";
+import { createPostgresStore } from "mcp-yield/postgres";
+import { pgbouncerAvailable, type RunningPgBouncer, startPgBouncer } from "../support/pgbouncer.js";
+import { dropSchema, testSchema } from "../support/postgres.js";
 import { allStores, sharedStores } from "../support/stores.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
 
 // One contract, every store: what the runtime relies on holds for memory, for a real Redis and
 // for a real PostgreSQL. A store of your own can be checked by adding it here.
 
-const stores = allStores("contract");
+// PostgreSQL through PgBouncer too, in both pool modes, with its default configuration.
+const bouncers = pgbouncerAvailable ? await Promise.all([startPgBouncer("transaction"), startPgBouncer("session")]) : [];
+const stores = [...allStores("contract"), ...bouncers.map((b, i) => throughPgBouncer(b, i === 0 ? "transaction" : "session"))];
 const shared = sharedStores("contract-faults");
 afterAll(async () => {
   for (const s of stores) await s.drop();
   for (const s of shared) await s.drop();
+  for (const b of bouncers) await b.stop();
 });
+
+/** The PostgreSQL store through `bouncer`, in a schema of its own; it says once that it has no server-side timeout. */
+function throughPgBouncer(bouncer: RunningPgBouncer, mode: string) {
+  const schema = testSchema(`pgb_${mode.slice(0, 4)}`);
+  return {
+    name: `postgres via PgBouncer (${mode} mode)`,
+    make: () => createPostgresStore({ connectionString: bouncer.url, schema, onWarning: (m) => expect(m).toMatch(/refuses startup parameters/) }),
+    elapse: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+    drop: () => dropSchema(schema),
+    short: 1500,
+  };
+}
 
 describe.each(stores)("$name store", ({ make, elapse, short }) => {
   it("get, add (only if absent), set, delete", async () => {
