@@ -7,6 +7,7 @@ import { closedAfterEach, killable, until } from "../support/instances.js";
 import { REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
 import { manualClock } from "../support/time.js";
 import { testKey } from "../support/keys.js";
+import { approval } from "../support/signal-tasks.js";
 
 // Signals into tasks: a task waits (in the store, held by nobody) until a value comes from
 // outside — runtime.signal(token, value) or a POST to the wait's URL — validated by the wait's
@@ -33,21 +34,6 @@ function instance(store: Store, options: { clock?: () => number; keyRing?: typeo
   open.push(runtime);
   return { runtime, errors };
 }
-
-const Approval = z.object({ approved: z.boolean() });
-const approval = tool({
-  name: "approve",
-  description: "",
-  input: z.object({ timeoutMs: z.number().optional() }),
-  task: "required",
-  async *run({ timeoutMs }, ctx) {
-    yield* step("draft", () => "D1");
-    yield* progress(`Approve at ${ctx.signalUrl("approval")}`);
-    const got = yield* waitForSignal("approval", Approval, timeoutMs === undefined ? {} : { timeoutMs });
-    if (got.status === "timeout") return "timed out";
-    return got.value.approved ? "approved" : "rejected";
-  },
-});
 
 type Task = { status: string; statusMessage?: string; result?: { content: Array<{ text: string }>; isError?: boolean } };
 const get = async (r: Runtime, taskId: string) => (await r.getTask({ taskId }, info)) as unknown as Task;
