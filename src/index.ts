@@ -45,7 +45,6 @@ export {
   waitForSignal,
   NonRetryableError,
   StepFailedError,
-  all,
   form,
   type Effect,
   type AskEffect,
@@ -67,13 +66,17 @@ export {
   type SignalOutcome,
   type StepOptions,
   type RetryOptions,
-  type AskResult,
+  type RaceEffect,
+  type RaceBranch,
+  type RaceBranchEffect,
+  type ParallelEffect,
   type Ask,
   type Op,
   type AskOptions,
   type ElicitOutcome,
   type ElicitUrlOutcome,
 } from "./authoring/effects.js";
+export { all, race, type AllOptions, type AskResult, type OpResult, type RaceResult } from "./authoring/combinators.js";
 export { ElicitationSchemaError, toRequestedSchema, type FormSchema } from "./authoring/elicitation-schema.js";
 export type { CompiledUriTemplate, TemplateVariableNames, TemplateVariables } from "./authoring/uri-template.js";
 

@@ -40,10 +40,16 @@ export const EFFECT_KINDS = {
   attempt: { helper: "step(..., { retry })", letter: "R" },
   progress: { helper: "progress", letter: "G" },
   signal: { helper: "waitForSignal", letter: "W" },
+  // A race is two records: "X" when it begins (its timers' wake times), "Y" when a branch wins.
+  race: { helper: "race", letter: "X" },
+  // Never recorded itself: its steps are, each as a step.
+  parallel: { helper: "all(...) over steps", letter: "L" },
 } as const satisfies Record<string, { helper: string; letter: string }>;
 
 /** The fingerprint letter of a `ctx.can(kind)` record (followed by the capability's ask letter). */
 export const CAN_LETTER = "C";
+/** The fingerprint letter of a race's end: which branch won, and its value. */
+export const RACE_END_LETTER = "Y";
 
 /** Each effect's fingerprint letter, by kind: the one place they are spelled (the journal's format: never change one). */
 export const LETTER = { ...Object.fromEntries(Object.entries(EFFECT_KINDS).map(([kind, row]) => [kind, row.letter])), can: CAN_LETTER } as {

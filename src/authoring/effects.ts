@@ -120,8 +120,29 @@ export interface SignalEffect {
 }
 /** What `waitForSignal` gives back: the value sent (as the schema parsed it), or that the wait timed out. */
 export type SignalOutcome<T> = { status: "received"; value: T } | { status: "timeout" };
+/** What may run in a `race(...)`: one wait, one sleep, one ask or one step. */
+export type RaceBranchEffect = SignalEffect | SleepEffect | AskEffect | StepEffect;
+/** One branch of a `race(...)`: its name, its effect, and its helper (which turns the effect's value into what the branch returns). */
+export interface RaceBranch {
+  readonly name: string;
+  readonly effect: RaceBranchEffect;
+  readonly helper: Generator<Effect, unknown, unknown>;
+}
+/** The effect `race(...)` yields: whichever branch is ready first wins, the others are cancelled. */
+export interface RaceEffect {
+  readonly kind: "race";
+  readonly branches: readonly RaceBranch[];
+}
+/** The effect `all(...)` over steps yields: the steps run at once, at most `concurrency` at a time, recorded in order. */
+export interface ParallelEffect {
+  readonly kind: "parallel";
+  /** The steps by slot (an index, or a member name). */
+  readonly steps: ReadonlyArray<{ readonly slot: number | string; readonly effect: StepEffect }>;
+  readonly array: boolean;
+  readonly concurrency: number;
+}
 /** Everything a `run` generator may yield. */
-export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect | PatchEffect | SleepEffect | AttemptEffect | ProgressEffect | SignalEffect;
+export type Effect = AskEffect | StepEffect | NowEffect | UuidEffect | AllEffect | TaskEffect | PatchEffect | SleepEffect | AttemptEffect | ProgressEffect | SignalEffect | RaceEffect | ParallelEffect;
 
 /** A helper generator for one ask: usable with `yield*` or inside `all(...)`. */
 export type Ask<R> = Generator<AskEffect, R, unknown>;
@@ -384,25 +405,4 @@ export function* patched(id: string): Op<boolean> {
 /** A random UUID, recorded so every replay sees the same value. */
 export function* uuid(): Op<string> {
   return (yield { kind: "uuid" }) as string;
-}
-
-/** What an ask helper yields through `yield*` (the element types of `all(...)`'s result). */
-export type AskResult<A> = A extends Ask<infer R> ? R : never;
-
-function effectOf(item: unknown, where: string): AskEffect {
-  const it = item as Partial<Ask<unknown>> | undefined;
-  const first = typeof it?.next === "function" ? it.next() : undefined;
-  if (!first || first.done || !isAskEffect(first.value)) {
-    throw new TypeError(`all(): ${where} must be an ask (elicit, elicitUrl, sample or listRoots)`);
-  }
-  return first.value;
-}
-
-/** Several asks in ONE round. Answers that arrive are kept while the missing ones are asked again. */
-export function all<const T extends readonly Ask<unknown>[]>(asks: T): Op<{ -readonly [K in keyof T]: AskResult<T[K]> }>;
-/** Several asks in ONE round, as an array (answers in order) or an object (answers by member name). Answers that arrive are kept while the missing ones are asked again. */
-export function all<T extends Record<string, Ask<unknown>>>(asks: T): Op<{ [K in keyof T]: AskResult<T[K]> }>;
-export function* all(asks: readonly Ask<unknown>[] | Record<string, Ask<unknown>>): Op<unknown> {
-  const effects = Array.isArray(asks) ? asks.map((a, i) => effectOf(a, `item ${i}`)) : Object.fromEntries(Object.entries(asks).map(([k, a]) => [k, effectOf(a, `member "${k}"`)]));
-  return yield { kind: "all", asks: effects };
 }

@@ -1,6 +1,6 @@
 // journal/describe.ts owns the words for fingerprints in divergence messages and the inspector.
 
-import { askByLetter, LETTER } from "../authoring/effect-kinds.js";
+import { askByLetter, LETTER, RACE_END_LETTER } from "../authoring/effect-kinds.js";
 
 /** The helper an ask fingerprint's kind letter stands for (`elicit`, `sample`, …). */
 export const kindName = (letter: string | undefined): string | undefined => askByLetter.get(letter ?? "")?.helper;
@@ -27,6 +27,14 @@ export function describeFingerprint(fp: string | undefined): string {
       return "progress()";
     case LETTER.signal:
       return `waitForSignal("${fp.slice(1)}")`;
+    case LETTER.race:
+      return "race() (where it began)";
+    case RACE_END_LETTER: {
+      const waits = fp.split("/").slice(1);
+      return `race() (its winner${waits.length > 0 ? `; waiting on ${waits.map((w) => `"${w}"`).join(", ")}` : ""})`;
+    }
+    case LETTER.parallel:
+      return "all(...) over steps";
     case LETTER.can:
       return `ctx.can("${askByLetter.get(fp[1]!)?.capability ?? "?"}")`;
     default:

@@ -7,8 +7,9 @@
 //    still replay); letters come from authoring/effect-kinds.ts.
 // 2. A cache only finds a fingerprint faster: what it returns is what hashing would give.
 
-import { capabilityLetter, EFFECT_KINDS, LETTER } from "../authoring/effect-kinds.js";
-import type { AskEffect, Effect } from "../authoring/effects.js";
+import { capabilityLetter, EFFECT_KINDS, LETTER, RACE_END_LETTER } from "../authoring/effect-kinds.js";
+import type { AskEffect, Effect, RaceBranch, RaceEffect } from "../authoring/effects.js";
+import type { JournalRecord } from "./records.js";
 import { canonicalJson, shortDigest } from "../state/index.js";
 import { isDeepFrozen, jsonText, quoteJson } from "../state/json-text.js";
 import type { Capability } from "../wire/index.js";
@@ -324,9 +325,47 @@ export function fingerprintOf(effect: Effect, key: string | undefined, recorded?
         : Object.entries(effect.asks).map(([name, a]) => `${name}=${fingerprintOf(a, subKey(key!, a, name))}`);
       return LETTER.all + hash8(`${key}\0${parts.join("\0")}`);
     }
+    case "race":
+      return raceFingerprints(effect, key!).end;
+    case "parallel":
+      // Never recorded (its steps are): what names it in traces and divergence messages.
+      return LETTER.parallel + hash8(effect.steps.map((s) => s.effect.name).join("\0"));
     default:
       return askFingerprint(effect, key!, recorded, -1);
   }
+}
+
+/** The key of an ask that is a branch of a race: its explicit key, or the race's key and the branch's name. */
+export const branchKey = (raceKey: string, branch: RaceBranch): string | undefined =>
+  branch.effect.kind === "step" || branch.effect.kind === "sleep" || branch.effect.kind === "signal" ? undefined : subKey(raceKey, branch.effect, branch.name);
+
+/**
+ * A race's two fingerprints: `X<digest>` where it begins (its timers' wake times recorded),
+ * `Y<digest>` where a branch won, followed by `/<name>` for each signal it waited on — the waits
+ * it passed, which a token's ordinal counts (`waitsOn`). The digest covers the race's key and
+ * each branch's name and fingerprint: a race changed in any branch is a divergence.
+ */
+export function raceFingerprints(effect: RaceEffect, key: string): { begin: string; end: string; branches: string[] } {
+  const branches = effect.branches.map((b) => fingerprintOf(b.effect, branchKey(key, b)));
+  const digest = hash8(`${key}\0${effect.branches.map((b, i) => `${b.name}=${branches[i]}`).join("\0")}`);
+  let signals = "";
+  for (const b of effect.branches) if (b.effect.kind === "signal") signals += `/${b.effect.name}`;
+  return { begin: LETTER.race + digest, end: RACE_END_LETTER + digest + signals, branches };
+}
+
+/**
+ * How many waits on signal `name` the records pass: each `waitForSignal(name)` (a `W<name>`
+ * record) and each race that waited on it (a `Y…/<name>` record). The next wait on `name` has
+ * this ordinal; a token for a smaller one is used up.
+ */
+export function waitsOn(records: readonly JournalRecord[], name: string): number {
+  const fp = LETTER.signal + name;
+  let n = 0;
+  for (const [f] of records) {
+    if (f === fp) n++;
+    else if (f[0] === RACE_END_LETTER && f.includes(`/${name}`) && f.split("/").includes(name)) n++;
+  }
+  return n;
 }
 
 /** The fingerprint of a `ctx.can(kind)` answer. */
@@ -341,11 +380,11 @@ export function subKey(allKey: string, ask: AskEffect, indexOrName: number | str
  * The default key of the call's `ordinal`-th ask (counting asks and `all`s only, from 0), so
  * adding a step, a `now()` or a `ctx.can` renames no key.
  */
-export function defaultKey(kind: AskEffect["kind"] | "all", ordinal: number): string {
+export function defaultKey(kind: AskEffect["kind"] | "all" | "race", ordinal: number): string {
   // The same strings every round (a replay derives one per replayed ask): made once, then reused.
   const made = (DEFAULT_KEYS[kind] ??= []);
   return made[ordinal] ?? (ordinal < KEPT_DEFAULT_KEYS ? (made[ordinal] = `${kind}-${ordinal}`) : `${kind}-${ordinal}`);
 }
 /** How many default keys of each kind are made once and reused (the same string object each round). */
 const KEPT_DEFAULT_KEYS = 1024;
-const DEFAULT_KEYS: Partial<Record<AskEffect["kind"] | "all", string[]>> = {};
+const DEFAULT_KEYS: Partial<Record<AskEffect["kind"] | "all" | "race", string[]>> = {};

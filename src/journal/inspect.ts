@@ -1,4 +1,4 @@
-import { ASK_KINDS, askByLetter, LETTER } from "../authoring/effect-kinds.js";
+import { ASK_KINDS, askByLetter, LETTER, RACE_END_LETTER } from "../authoring/effect-kinds.js";
 import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
 import { describeFingerprint, type JournalRecord, parseHeader, parseLines } from "./journal.js";
 import { isSpillRef } from "./spill-ref.js";
@@ -59,12 +59,23 @@ function describeRecord(fp: string, value: string, asks: { n: number }): Pick<In
   if (letter === LETTER.patch) return { effect: describeFingerprint(fp), value: "true (the call takes the patched branch)" };
   if (letter === LETTER.step || letter === LETTER.now || letter === LETTER.uuid)
     return { effect: describeFingerprint(fp), value: letter === LETTER.now ? `${value} (${new Date(Number(value)).toISOString()})` : shownValue(value) };
+  if (letter === LETTER.race) return { effect: `race() begins (race-${asks.n++})`, value: value === "{}" ? "no timers" : `timers (ms since the epoch) ${shownValue(value)}` };
+  if (letter === RACE_END_LETTER) return { effect: describeFingerprint(fp), value: raceWinner(value) };
   const effect = `${askByLetter.get(letter)?.helper ?? "an effect"} (ask #${asks.n++})`;
   if (letter === ASK_KINDS.elicit.letter || letter === ASK_KINDS.elicitUrl.letter) {
     const action = value[0] === "a" ? "accept" : value === "d" ? "decline" : "cancel";
     return { effect, value: letter === ASK_KINDS.elicit.letter && action === "accept" ? `accept ${shownValue(value.slice(1))}` : action };
   }
   return { effect, value: shownValue(value) };
+}
+
+/** A race's end record's value: which branch won, and the value recorded for it. */
+function raceWinner(value: string): string {
+  try {
+    const [name, text] = JSON.parse(value) as [unknown, unknown];
+    if (typeof name === "string" && typeof text === "string") return `won by "${name}": ${shownValue(text)}`;
+  } catch {}
+  return shownValue(value);
 }
 
 /** A journal (format 2), record by record, in words: what `inspect` and `tasks show` print. */

@@ -4,6 +4,6 @@
 // nothing of requests, stores or generators.
 
 export { type JournalRecord, type StateHeader, type StatePayload, parseHeader, headerJson, payloadFrom, recordLines, parseLines } from "./records.js";
-export { requestOf, inputRequestsJson, type AskPart, describeAskChange, fingerprintOf, canFingerprint, subKey, defaultKey } from "./fingerprint.js";
+export { requestOf, inputRequestsJson, type AskPart, describeAskChange, fingerprintOf, canFingerprint, subKey, defaultKey, branchKey, raceFingerprints, waitsOn } from "./fingerprint.js";
 export { encodeOutcome, decodeOutcome } from "./outcome.js";
 export { describeFingerprint } from "./describe.js";

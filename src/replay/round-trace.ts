@@ -13,11 +13,11 @@ import type { StepRun } from "./round/round.js";
 export type RoundPath = "first" | "resumed" | "replayed" | "stored" | "refused";
 
 /**
- * How a round ended. A task's run may also end asleep (`sleep`), waiting for a signal (`wait`),
+ * How a round ended. A task's run may also end asleep (`sleep`), waiting for a signal (`wait`), in a race with no winner yet (`race`),
  * or `stopped` (cancelled, its lease lost to another instance, or the instance shutting down:
  * `error.reason` says which).
  */
-export type RoundOutcomeKind = "input_required" | "complete" | "task" | "author_error" | "error" | "sleep" | "wait" | "stopped";
+export type RoundOutcomeKind = "input_required" | "complete" | "task" | "author_error" | "error" | "sleep" | "wait" | "race" | "stopped";
 
 /**
  * What one request of a call did, as `onRound` observers (and `openTelemetryObserver`) receive it.

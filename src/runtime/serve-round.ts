@@ -281,7 +281,7 @@ export function createRoundHost({ limits, calls, live, redemption, share, idempo
     }
     // A foreground round has no wake clock and no signals: sleep() and waitForSignal() there
     // end as author errors, never here.
-    if (outcome.type === "sleep" || outcome.type === "wait") throw new Error("a foreground round cannot sleep or wait for a signal");
+    if (outcome.type === "sleep" || outcome.type === "wait" || outcome.type === "race") throw new Error("a foreground round cannot sleep or wait for a signal");
     if (observed) observed.outcome = outcome.type;
     if (outcome.type === "task") {
       // The task's id is chosen before anything is written and kept with the continuation: a

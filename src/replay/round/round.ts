@@ -21,9 +21,11 @@ import { type Effect, isEffect } from "../../authoring/effects.js";
 import { AuthorCodeError, DivergenceError } from "../errors.js";
 import type { RoundInput, RoundOutcome, StepRun, Suspended } from "./types.js";
 export type { RoundInput, RoundOutcome, StepRun, Suspended, Traced } from "./types.js";
-import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, fingerprintOf, type JournalRecord } from "../../journal/journal.js";
+import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, fingerprintOf, type JournalRecord, waitsOn } from "../../journal/journal.js";
 import { answerFor, askFor, collect, recordable } from "./asks.js";
 import { isThenable, runAttempt, runStep } from "./steps.js";
+import { runRace } from "./race.js";
+import { runParallel } from "./parallel.js";
 
 /** A divergence at a replayed record; for an ask, naming the part that changed. */
 function diverged(index: number, recorded: string, current: string, effect: Effect, key: string | undefined): DivergenceError {
@@ -35,11 +37,11 @@ function diverged(index: number, recorded: string, current: string, effect: Effe
  * A `waitForSignal()` past the journal's end: the value recorded for it (as text), or the round's
  * end waiting for it (none came yet, or its schema refused the one that came).
  */
-function receiveSignal(round: Round, effect: Extract<Effect, { kind: "signal" }>, fp: string): string | RoundOutcome {
+function receiveSignal(round: Round, effect: Extract<Effect, { kind: "signal" }>): string | RoundOutcome {
   const { input } = round;
   if (input.signalFor === undefined)
     throw new AuthorCodeError(new Error('waitForSignal() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
-  const ordinal = round.ordinalOf(fp);
+  const ordinal = waitsOn(round.records, effect.name);
   const got = input.signalFor(effect.name, ordinal);
   if (got === undefined) return { type: "wait", name: effect.name, ordinal, timeoutMs: effect.timeoutMs, journal: round.records, refusal: undefined };
   if ("timeout" in got) return encodeValue({ status: "timeout" });
@@ -71,13 +73,15 @@ export class Round {
   /** @internal Asks made so far (default keys count them). */
   asks: number;
   /** @internal Set while a step body runs (steps.ts). */
-  inStep = false;
+  inStep = 0;
   // Made on first use: most rounds consume one answer and refuse none, and a Set and a Map per
   // request measured as a visible part of what a stateless round allocates.
   /** Keys whose answer this round already used: one answer serves one ask. */
   consumed: Set<string> | undefined;
   /** Answers of this request that were refused, by key: why (a re-ask's message says it). */
   refused: Map<string, string> | undefined;
+  /** @internal Values a race's signal branches refused this round (race.ts). */
+  raceRefusals: Array<{ name: string; ordinal: number; message: string }> | undefined;
   /** A divergence found inside author code (which might catch it): rethrown after `next()`. */
   private diverged: DivergenceError | undefined;
 
@@ -110,7 +114,7 @@ export class Round {
   /** `ctx.can(kind)`: the recorded answer at this position, or this request's, recorded. */
   can(kind: Capability): boolean {
     // Inside a step, the step's result is what gets recorded, not what it looked at.
-    if (this.inStep) return this.input.declared(kind);
+    if (this.inStep > 0) return this.input.declared(kind);
     const fp = canFingerprint(kind);
     passRemovedPatches(this);
     const i = this.index;
@@ -139,8 +143,9 @@ export class Round {
       let effect: Effect;
       let key: string | undefined;
       let fp: string;
+      let begun: string | undefined;
       if (pending) {
-        ({ effect, key, fp } = pending);
+        ({ effect, key, fp, begun } = pending);
         pending = undefined;
       } else {
         const advanced = this.advance(generator, send);
@@ -163,6 +168,17 @@ export class Round {
       }
       if (effect.kind === "patch") {
         send = patchValue(this, fp);
+        continue;
+      }
+      // Effects of several records: each replays (or records) its own.
+      if (effect.kind === "race") {
+        const raced = await runRace(this, effect, key!, begun, generator);
+        if ("type" in raced) return raced;
+        send = raced.send;
+        continue;
+      }
+      if (effect.kind === "parallel") {
+        send = await runParallel(this, effect);
         continue;
       }
 
@@ -204,7 +220,7 @@ export class Round {
           text = "1";
           break;
         case "signal": {
-          const got = receiveSignal(this, effect, fp);
+          const got = receiveSignal(this, effect);
           if (typeof got !== "string") return got;
           text = got;
           break;
@@ -239,16 +255,21 @@ export class Round {
       }
       this.records.push([fp, text]);
       this.index++;
-      if ((effect.kind === "step" || effect.kind === "attempt") && input.onStep && !input.deferStepSaves) {
-        this.saved = this.records.length;
-        await input.onStep(this.records);
-      }
+      if (effect.kind === "step" || effect.kind === "attempt") await this.stepRecorded();
       send = decodeOutcome(effect, text);
     }
   }
 
-  /** Before a step body runs: what the round recorded so far is handed on (saved), then the host's check. */
-  private async beforeStep(): Promise<void> {
+  /** @internal A step's result was recorded: saved now, unless saves wait for the round's next one. */
+  async stepRecorded(): Promise<void> {
+    const { input } = this;
+    if (input.onStep === undefined || input.deferStepSaves) return;
+    this.saved = this.records.length;
+    await input.onStep(this.records);
+  }
+
+  /** @internal Before a step body runs: what the round recorded so far is handed on (saved), then the host's check. */
+  async beforeStep(): Promise<void> {
     const { input } = this;
     if (input.onStep && this.records.length > this.saved) {
       this.saved = this.records.length;
@@ -306,17 +327,10 @@ export class Round {
     return next;
   }
 
-  /** How many records of this fingerprint the round holds so far: which wait on a signal name this is. */
-  ordinalOf(fp: string): number {
-    let n = 0;
-    for (const [f] of this.records) if (f === fp) n++;
-    return n;
-  }
-
   /** `ctx.signalToken(name)`: the token of the next wait on `name` in this call (a task's). */
   signalToken(name: string): string {
     if (this.input.signalToken === undefined) throw new Error("ctx.signalToken()/signalUrl() work only inside a task (signals reach tasks)");
-    return this.input.signalToken(name, this.ordinalOf(LETTER.signal + name));
+    return this.input.signalToken(name, waitsOn(this.records, name));
   }
 
   /** `ctx.signalUrl(name)`: where to POST the value for the next wait on `name`. */
@@ -368,9 +382,12 @@ function keyOf(round: Round, effect: Effect): string | undefined {
     case "attempt":
     case "progress":
     case "signal":
+    case "parallel":
       return undefined;
     case "all":
       return defaultKey("all", round.asks++);
+    case "race":
+      return defaultKey("race", round.asks++);
     default:
       return effect.key ?? defaultKey(effect.kind, round.asks++);
   }

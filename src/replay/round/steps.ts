@@ -13,19 +13,20 @@ import type { RoundInput, StepRun } from "./types.js";
 export interface RoundState {
   readonly input: RoundInput;
   readonly stepsRun: StepRun[];
-  inStep: boolean;
+  /** Step bodies running now (several under `all(...)` over steps, or a race). */
+  inStep: number;
 }
 
 export const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
 
-export async function runStep(round: RoundState, name: string, fn: (signal: AbortSignal) => unknown): Promise<unknown> {
-  round.inStep = true;
+export async function runStep(round: RoundState, name: string, fn: (signal: AbortSignal) => unknown, signal?: AbortSignal): Promise<unknown> {
+  round.inStep++;
   const startedAt = Date.now();
   const started = performance.now();
   let ok = false;
   enterStep();
   try {
-    const value = fn(round.input.signal());
+    const value = fn(signal ?? round.input.signal());
     const result = isThenable(value) ? await value : value;
     ok = true;
     return result;
@@ -33,7 +34,7 @@ export async function runStep(round: RoundState, name: string, fn: (signal: Abor
     throw new AuthorCodeError(error);
   } finally {
     leaveStep();
-    round.inStep = false;
+    round.inStep--;
     round.stepsRun.push({ name, startedAt, ms: performance.now() - started, ok });
   }
 }

@@ -88,8 +88,8 @@ export interface RoundInput {
    * `waitForSignal()` is an author error.
    */
   signalFor?: (name: string, ordinal: number) => { value: unknown } | { timeout: true } | undefined;
-  /** Told whether the value that came for a wait satisfied its schema (and if not, why). */
-  onSignal?: (name: string, ordinal: number, verdict: { ok: true } | { ok: false; message: string }) => void;
+  /** Told whether the value that came for a wait satisfied its schema (and if not, why), or that its race was won by another branch (`lost`). */
+  onSignal?: (name: string, ordinal: number, verdict: { ok: true } | { ok: false; message: string; lost?: boolean }) => void;
   /** The token that opens the `ordinal`-th wait on `name` (`ctx.signalToken`); a task's. */
   signalToken?: (name: string, ordinal: number) => string;
   /** The URL a token is sent to (`ctx.signalUrl`); throws when the server has none configured. */
@@ -107,12 +107,31 @@ export interface Suspended {
   generator: RunGenerator<unknown>;
   /** The journal up to (not including) the pending effect — what the sealed state holds. */
   records: JournalRecord[];
-  /** The effect to take up again (an ask); absent when the generator goes on with `send`. */
-  pending?: { effect: Effect; key: string | undefined; fp: string } | undefined;
+  /**
+   * The effect to take up again (an ask, an `all`, a race); absent when the generator goes on
+   * with `send`. A race's `begun` is the value its begin record holds (already in `records`).
+   */
+  pending?: { effect: Effect; key: string | undefined; fp: string; begun?: string | undefined } | undefined;
   /** What the generator receives next when there is no pending effect. */
   send?: unknown;
   /** Asks the call made before the pending one (numbers the default keys). */
   asks: number;
+}
+
+/** A wait of a race: the signal's name and which wait on it this is. */
+export interface RaceWait {
+  name: string;
+  ordinal: number;
+}
+
+/** What a race that has no winner yet waits for, besides its asks. */
+export interface RaceWaiting {
+  /** The signals it waits for. */
+  signals: RaceWait[];
+  /** When its first timer ends (wake clock), if it has one. */
+  until: number | undefined;
+  /** Values that came for its waits and that their schemas refused (they are dropped, the tokens usable again). */
+  refusals: Array<RaceWait & { message: string }>;
 }
 
 export type RoundOutcome =
@@ -121,6 +140,8 @@ export type RoundOutcome =
   | { type: "sleep"; until: number; journal: JournalRecord[] }
   /** The task waits for the `ordinal`-th signal on `name` (`refusal`: a value came that its schema refused, and why). */
   | { type: "wait"; name: string; ordinal: number; timeoutMs: number | undefined; journal: JournalRecord[]; refusal: string | undefined }
+  /** A race with no ask and no winner yet: the task waits for its signals and its first timer (its begin recorded last in `journal`). */
+  | ({ type: "race"; journal: JournalRecord[] } & RaceWaiting)
   /** The call became a task at `runAsTask()` (recorded last in `journal`). */
   | { type: "task"; journal: JournalRecord[]; message: string | undefined; suspended: Suspended }
   | {
@@ -136,4 +157,28 @@ export type RoundOutcome =
        */
       refused: Record<string, string> | undefined;
       suspended: Suspended;
+      /** The asks are branches of a race: any one answer (or one of these) ends it. */
+      race?: RaceWaiting | undefined;
     };
+
+/**
+ * What the effects of several records (`race`, `all` over steps: race.ts, parallel.ts) need of
+ * the round that runs them (round.ts's `Round`), named here so they need not import it.
+ */
+export interface RoundCore {
+  readonly input: RoundInput;
+  readonly records: JournalRecord[];
+  readonly stepsRun: StepRun[];
+  /** The position in the journal. */
+  index: number;
+  readonly asks: number;
+  inStep: number;
+  consumed: Set<string> | undefined;
+  refused: Map<string, string> | undefined;
+  /** Values a race's signal branches refused this round. */
+  raceRefusals: Array<RaceWait & { message: string }> | undefined;
+  /** Before a step body runs: the records so far saved, the host's check made. */
+  beforeStep(): Promise<void>;
+  /** A step's result was recorded: saved now, unless saves wait for the round's next one. */
+  stepRecorded(): Promise<void>;
+}
