@@ -74,6 +74,8 @@ function describeState(r: TaskRecord, now: number): string {
   const state = stateOf(r);
   switch (state.status) {
     case "input_required":
+      if (r.race !== undefined)
+        return `waiting in a race for ${r.waiting.length === 1 ? "an answer" : "any one answer"} (${r.waiting.map((w) => w.wire).join(", ")})${r.race.w.length > 0 ? ` or signal ${r.race.w.map((w) => `"${w.name}"`).join(", ")}` : ""}${r.race.until !== undefined ? ` until ${new Date(r.race.until).toISOString()}` : ""}`;
       return `waiting for ${r.waiting.length === 1 ? "an answer" : `${r.waiting.length} answers`} (${r.waiting.map((w) => w.wire).join(", ")})`;
     case "completed":
     case "failed":
@@ -89,6 +91,13 @@ function describeState(r: TaskRecord, now: number): string {
           return deadline > now
             ? `waiting for signal "${signal}" until ${new Date(deadline).toISOString()}`
             : `waiting for signal "${signal}": timed out at ${new Date(deadline).toISOString()}, due to go on at the next sweep`;
+        }
+        case "racing": {
+          const on = state.signals.length === 0 ? "" : ` for signal${state.signals.length === 1 ? "" : "s"} ${state.signals.map((n) => `"${n}"`).join(", ")}`;
+          if (state.until === undefined) return `waiting in a race${on}`;
+          return state.until > now
+            ? `waiting in a race${on} until ${new Date(state.until).toISOString()}`
+            : `waiting in a race${on}: its timer ended at ${new Date(state.until).toISOString()}, due to go on at the next sweep`;
         }
         case "asleep":
           return state.wake > now ? `asleep until ${new Date(state.wake).toISOString()}` : `woke at ${new Date(state.wake).toISOString()}, due to go on at the next sweep`;

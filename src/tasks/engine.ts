@@ -20,7 +20,7 @@ import type { ToolDefinition } from "../authoring/definitions.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord } from "./record/record.js";
 import type { Deps, Parked, TaskEngine } from "./types.js";
-import { createTaskRecords, keyOf, LEASES, TASKS } from "./record/record-store.js";
+import { createTaskRecords, dueAt, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import { createSignalDelivery } from "./signals.js";
 import { createTaskRuns } from "./run.js";
 import { createSweeper } from "./sweeper.js";
@@ -139,8 +139,8 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       // Past its lifetime and not ended: ended now, with an outcome to read (the sweeper does
       // the same for tasks nobody polls).
       if (!isTerminal(record.status) && record.created + record.ttlMs <= time.now()) record = (await sweeper.outlive(id)) ?? record;
-      const due = record.lease?.until ?? record.wake;
-      if (record.status === "working" && due !== undefined && due <= time.now()) void sweeper.takeOver(id).catch(() => {});
+      const due = dueAt(record);
+      if (due !== undefined && due <= time.now()) void sweeper.takeOver(id).catch(() => {});
       return detailedTaskOf(record);
     },
 

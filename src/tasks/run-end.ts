@@ -106,6 +106,10 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
         return;
       }
       case "input_required":
+        if (outcome.race?.until !== undefined && outcome.race.until >= record.created + record.ttlMs) {
+          await outlived(record, def, `race() whose first timer ends at ${new Date(outcome.race.until).toISOString()}`, "race a shorter timer", outcome.journal, run);
+          return;
+        }
         await park(record, def, outcome, { suspended: generator.suspended!, context: generator.context }, run);
         return;
       case "sleep":
@@ -133,6 +137,17 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
         }
         const waiting = await update(id, (r) => transition.awaitSignal(r, holder, outcome, time.now()), true);
         // A value came early for this wait while the run was on its way to it: go on at once.
+        const wake = waiting.written ? waiting.record?.wake : undefined;
+        if (wake !== undefined && wake <= time.now()) due(id);
+        return;
+      }
+      case "race": {
+        if (outcome.until !== undefined && outcome.until >= record.created + record.ttlMs) {
+          await outlived(record, def, `race() whose first timer ends at ${new Date(outcome.until).toISOString()}`, "race a shorter timer", outcome.journal, run);
+          return;
+        }
+        const waiting = await update(id, (r) => transition.awaitRace(r, holder, outcome, time.now()), true);
+        // A value came early for one of its waits while the run was on its way to it: go on at once.
         const wake = waiting.written ? waiting.record?.wake : undefined;
         if (wake !== undefined && wake <= time.now()) due(id);
         return;
@@ -179,8 +194,10 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
   /** The task waits for answers: new asks get wire keys never used before in this task. */
   async function park(record: TaskRecord, def: ToolDefinition, outcome: Extract<RoundOutcome, { type: "input_required" }>, generator: Parked, run: string | undefined): Promise<void> {
     const nonce = encodeBase64url(randomBytes(16));
-    const asks = { journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial, requests: withRefusals(outcome.inputRequests, outcome.refused) };
-    const parkedNow = await update(record.id, (r) => transition.park(r, holderOf(run), asks, nonce), true);
+    const asks = { journal: outcome.journal, outstanding: outcome.outstanding, partial: outcome.partial, requests: withRefusals(outcome.inputRequests, outcome.refused), race: outcome.race };
+    const parkedNow = await update(record.id, (r) => transition.park(r, holderOf(run), asks, nonce, time.now()), true);
+    // A race's value kept early that the run did not see, or its timer already ended: go on at once.
+    if (parkedNow.written && parkedNow.record?.race !== undefined && parkedNow.record.wake !== undefined && parkedNow.record.wake <= time.now()) due(record.id);
     // The generator holds the task's input (a client's to choose): charged with it.
     const held = (record.input?.length ?? 0) + (jsonBytesWithin(record.args, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY) as number);
     if (parkedNow.written) parked.put(`${record.id}.${nonce}`, { ...generator, owner: def }, clock() + ttlMs, undefined, false, held);

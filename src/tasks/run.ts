@@ -43,7 +43,7 @@ export interface RunParts {
   onRound: ((trace: RoundTrace) => void) | undefined;
   /** Generators of tasks parked on asks, to resume when their answers come to this instance. */
   parked: LiveCalls<Parked & { owner: object }>;
-  signals: { heard(taskId: string, name: string, ordinal: number, verdict: { ok: true } | { ok: false; message: string }): void };
+  signals: { heard(taskId: string, name: string, ordinal: number, verdict: { ok: true } | { ok: false; message: string; lost?: boolean }): void };
   /** Take a task that is due now over at once (a value kept early for the wait a run just reached). */
   due: (id: string) => void;
   timing: { leaseMs: number; beatMs: number; graceMs: number; ttlMs: number };

@@ -104,14 +104,21 @@ export function decideDelivery(r: TaskRecord, claims: SignalClaims, value: unkno
   if (r.arrived?.name === name && r.arrived.i === i) return { checking: true };
   const onIt = r.awaits?.name === name && r.awaits.i === i;
   if (onIt && r.awaits!.deadline !== undefined && r.awaits!.deadline <= now) return { refuse: "signal_used" }; // timed out, the timeout being recorded
-  if (onIt && r.lease === undefined) return { take: signal(r, name, i, value, newRun) };
+  // A wait in a race the task waits in: its timer, once ended, has won (its end being recorded).
+  const inRace = r.race?.w.some((w) => w.name === name && w.i === i) === true;
+  if (inRace && r.race!.until !== undefined && r.race!.until <= now) return { refuse: "signal_used" };
+  // A run is deciding the race (another value came for it, an answer, its timer): this value
+  // waits for the verdict — the race ended (its waits used up), or it waits again (try this one).
+  if (inRace && r.lease !== undefined) return { checking: true };
+  if ((onIt || inRace) && r.lease === undefined) return { take: signal(r, name, i, value, newRun) };
   let kept = jsonBytesWithin(value, MAX_SIGNAL_VALUE_BYTES, MAX_SIGNAL_VALUE_DEPTH) as number;
   for (const e of r.early ?? []) kept += jsonBytesWithin(e.value, MAX_EARLY_SIGNAL_BYTES, Number.POSITIVE_INFINITY) as number;
   if (kept > MAX_EARLY_SIGNAL_BYTES) return { refuse: "signal_not_waiting" };
   return { keep: keepEarly(r, name, i, value) };
 }
 
-type Verdict = { ok: true } | { ok: false; message: string };
+/** What became of a value a run saw: taken, refused by the wait's schema (why), or `lost` — its race was won by another branch. */
+type Verdict = { ok: true } | { ok: false; message: string; lost?: boolean };
 
 /** What delivering a signal needs from the engine. */
 export interface SignalDeliveryParts {
@@ -188,6 +195,7 @@ export function createSignalDelivery({ signer, time, update, newRun, run, takeOv
       // still answers the sender: the value is in the task, and a takeover will use it.
       void run(taken.record).finally(() => pending.get(key)?.({ ok: true }));
       const result = await verdict.finally(() => pending.delete(key));
+      if (!result.ok && result.lost === true) throw refuse("signal_used", "This signal's wait was in a race that another branch won");
       if (!result.ok) throw refuse("signal_invalid_value", `The task refused this value: ${result.message}`);
       return { status: "delivered" };
     },

@@ -7,6 +7,15 @@ import { OUTCOME_KEPT_MS, waitKey } from "./transitions.js";
 // principal's share charged for growth, the due index kept in step with the lease or the wake
 // time). Every transition of the engine goes through `update`.
 
+/**
+ * When a task is due for a sweeper (`undefined`: it is not): a running task at its lease's end,
+ * a sleeping or waiting one at its wake time, one asking in a race at its timer's end.
+ */
+export function dueAt(r: TaskRecord): number | undefined {
+  if (r.status === "working") return r.lease?.until ?? r.wake;
+  return r.status === "input_required" && r.race !== undefined ? r.wake : undefined;
+}
+
 /** The due index the sweepers read: a running task at its lease's end, a sleeping or waiting one at its wake time. */
 export const LEASES = "task-leases";
 
@@ -74,11 +83,11 @@ export function createTaskRecords({ store, time, bytes }: { store: Store; time: 
       if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
         // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
         // entry is only re-checked).
-        const due = written.status === "working" ? (written.lease?.until ?? written.wake) : undefined;
+        const due = dueAt(written);
         if (due !== undefined) await store.schedule(LEASES, id, due);
         // An entry left behind only costs the sweeper a look: its failure must not turn a
         // written transition into a failed one (whose retry would find the record changed).
-        else if (current.record.lease || current.record.wake !== undefined) await store.unschedule(LEASES, id).catch(() => {});
+        else if (dueAt(current.record) !== undefined) await store.unschedule(LEASES, id).catch(() => {});
         return { record: written, written: true };
       }
     }

@@ -62,6 +62,12 @@ export const taskRecord = z.object({
    * (then it is dropped and the token opens the wait again).
    */
   early: z.array(z.object({ name: z.string(), i: z.number().int().nonnegative(), value: z.unknown() })).optional(),
+  /**
+   * A `race(...)` the task waits in (asking, or working and held by nobody): where its end will
+   * be recorded (the journal's length), the signal waits it has, and when its first timer ends
+   * (store clock). Any one answer, any one of these signals, or that time lets the task go on.
+   */
+  race: z.object({ at: z.number().int().nonnegative(), w: z.array(z.object({ name: z.string(), i: z.number().int().nonnegative() })), until: z.number().optional() }).optional(),
   /** The last signal value a wait's schema refused: which wait, why, when (store clock). */
   refusedSignal: z.object({ wait: z.string(), reason: z.string(), at: z.number() }).optional(),
   /** Waits that are over (`name#ordinal`): their tokens are refused. */

@@ -1,5 +1,5 @@
-import { LETTER } from "../../authoring/effect-kinds.js";
-import type { JournalRecord } from "../../journal/journal.js";
+import { type JournalRecord, waitsOn } from "../../journal/journal.js";
+import type { RaceWaiting } from "../../replay/round/types.js";
 import type { InputRequest } from "../../wire/index.js";
 import { isTerminal, type TaskRecord, wireKeyFor } from "./record.js";
 
@@ -14,6 +14,8 @@ import { isTerminal, type TaskRecord, wireKeyFor } from "./record.js";
 //   start ─► working·running ─┬─ park ────────► input_required ── answer (all keys) ─► working·running
 //                              ├─ sleep ───────► working·asleep ─── wake ─────────────► working·running
 //                              ├─ awaitSignal ─► working·awaiting ─ signal | wake ────► working·running
+//                              ├─ awaitRace ───► working·racing ─── signal | wake ────► working·running
+//                              ├─ park (a race's asks) ► input_required ─ answer (any key) | signal | wake ─► working·running
 //                              ├─ release ─────► working·running, lease expired ─ wake (take over) ─► working·running
 //                              ├─ complete ────► completed
 //                              ├─ fail ────────► failed
@@ -38,7 +40,7 @@ export interface Holder {
 export type Lease = NonNullable<TaskRecord["lease"]>;
 
 /** The phases of a working task. */
-export type WorkingPhase = "running" | "asleep" | "awaiting_signal";
+export type WorkingPhase = "running" | "asleep" | "awaiting_signal" | "racing";
 
 /**
  * A task record as the union of its states, discriminated by `status` and, while working, by
@@ -49,6 +51,7 @@ export type TaskState =
   | { status: "working"; phase: "running"; lease: Lease | undefined; cancelling: boolean }
   | { status: "working"; phase: "asleep"; wake: number }
   | { status: "working"; phase: "awaiting_signal"; signal: string; ordinal: number; deadline: number | undefined }
+  | { status: "working"; phase: "racing"; signals: string[]; until: number | undefined }
   | { status: "input_required"; wireKeys: string[] }
   | { status: "completed"; result: Record<string, unknown> }
   | { status: "failed"; error: { code: number; message: string; data?: unknown } }
@@ -59,6 +62,7 @@ export function stateOf(r: TaskRecord): TaskState {
   switch (r.status) {
     case "working":
       if (r.lease === undefined && r.awaits !== undefined) return { status: "working", phase: "awaiting_signal", signal: r.awaits.name, ordinal: r.awaits.i, deadline: r.awaits.deadline };
+      if (r.lease === undefined && r.race !== undefined) return { status: "working", phase: "racing", signals: r.race.w.map((w) => w.name), until: r.race.until };
       if (r.lease === undefined && r.wake !== undefined) return { status: "working", phase: "asleep", wake: r.wake };
       return { status: "working", phase: "running", lease: r.lease, cancelling: r.cancel === true };
     case "input_required":
@@ -129,35 +133,32 @@ function unheld(r: TaskRecord): TaskRecord {
 /** No asks outstanding, no answers collected. */
 const NO_ASKS = { outstanding: {}, partial: {}, answers: {}, waiting: [] } satisfies Partial<TaskRecord>;
 
-/** How many waits on `name` the journal records (`W<name>` records): the ones the task has passed. */
-export function waitsPassed(journal: readonly JournalRecord[], name: string): number {
-  const fp = LETTER.signal + name;
-  let n = 0;
-  for (const [f] of journal) if (f === fp) n++;
-  return n;
-}
+/** How many waits on `name` the journal records (`W<name>` records, and races that waited on it): the ones the task has passed. */
+export const waitsPassed = waitsOn;
 
 /**
- * `r` with `journal`, and every wait the journal now records (one more `W<name>` record than
- * its ordinal) closed: the wait the task was on — its value and deadline dropped — and any wait
- * a value was kept for early; their keys kept so their tokens are refused from now on.
+ * `r` with `journal`, and every wait the journal now records (one more `W<name>` record, or race
+ * on it, than its ordinal) closed: the wait the task was on — its value and deadline dropped —
+ * a race's waits once it ended, and any wait a value was kept for early; their keys kept so
+ * their tokens are refused from now on.
  */
 export function withJournal(r: TaskRecord, journal: JournalRecord[]): TaskRecord {
-  if (r.awaits === undefined && r.early === undefined) return { ...r, journal };
+  if (r.awaits === undefined && r.early === undefined && r.race === undefined && r.arrived === undefined) return { ...r, journal };
   const passed = new Map<string, number>();
   const isPassed = (name: string, i: number) => {
     let n = passed.get(name);
     if (n === undefined) passed.set(name, (n = waitsPassed(journal, name)));
     return n > i;
   };
-  const { awaits, arrived, early, closed, ...rest } = r;
+  const { awaits, arrived, early, closed, race, ...rest } = r;
   const nowClosed = new Set(closed);
   const next: TaskRecord = { ...rest, journal };
   if (awaits !== undefined && isPassed(awaits.name, awaits.i)) nowClosed.add(waitKey(awaits.name, awaits.i));
-  else {
-    if (awaits !== undefined) next.awaits = awaits;
-    if (arrived !== undefined) next.arrived = arrived;
-  }
+  else if (awaits !== undefined) next.awaits = awaits;
+  if (arrived !== undefined && !isPassed(arrived.name, arrived.i)) next.arrived = arrived;
+  // A race that ended (its end recorded at `at`): every wait it had is over, won or lost.
+  if (race !== undefined && journal.length > race.at) for (const w of race.w) nowClosed.add(waitKey(w.name, w.i));
+  else if (race !== undefined) next.race = race;
   const left: NonNullable<TaskRecord["early"]> = [];
   for (const e of early ?? []) {
     if (isPassed(e.name, e.i)) nowClosed.add(waitKey(e.name, e.i));
@@ -205,6 +206,8 @@ export function reportProgress(r: TaskRecord, holder: Holder, message: string, l
 /** What a run parks on: the asks of its round and what the round recorded. */
 export interface AsksOutcome {
   journal: JournalRecord[];
+  /** The asks are a race's branches: what else the race waits for. */
+  race?: RaceWaiting | undefined;
   /** Every ask outstanding (runtime key → fingerprint). */
   outstanding: Record<string, string>;
   partial: Record<string, string> | undefined;
@@ -216,7 +219,7 @@ export interface AsksOutcome {
  * The task waits for answers (`input_required`): nobody holds it, each ask gets a wire key never
  * used before in this task, and `nonce` marks the generator parked live on this instance.
  */
-export function park(r: TaskRecord, holder: Holder, outcome: AsksOutcome, nonce: string): TaskRecord | false {
+export function park(r: TaskRecord, holder: Holder, outcome: AsksOutcome, nonce: string, now: number = r.updated): TaskRecord | false {
   if (!owns(r, holder)) return false;
   const used = new Set(r.used);
   const waiting = Object.entries(outcome.requests).map(([key, request]) => {
@@ -225,8 +228,9 @@ export function park(r: TaskRecord, holder: Holder, outcome: AsksOutcome, nonce:
     return { wire, key, fp: outcome.outstanding[key]!, request };
   });
   const { lease: _lease, ...rest } = r;
+  const recorded = withJournal(rest, outcome.journal);
   return {
-    ...withJournal(rest, outcome.journal),
+    ...(outcome.race === undefined ? recorded : { ...unraced(recorded), ...racing(recorded, outcome.race, outcome.journal.length, now) }),
     status: "input_required",
     message: "Waiting for input",
     outstanding: outcome.outstanding,
@@ -278,6 +282,47 @@ export function awaitSignal(r: TaskRecord, holder: Holder, outcome: WaitOutcome,
   };
 }
 
+/** A race's wait (in its round's outcome) the task waits in now. */
+export interface RaceOutcome extends RaceWaiting {
+  journal: JournalRecord[];
+}
+
+/** A record without what a wait, a sleep or an earlier race left (`racing` puts the race's own). */
+function unraced(r: TaskRecord): TaskRecord {
+  const { arrived: _arrived, wake: _wake, early: _early, awaits: _awaits, race: _race, ...rest } = r;
+  return rest;
+}
+
+/**
+ * What a record waiting in a race holds: the race (its end recorded at `at`), values kept early
+ * for its waits but refused by their schemas dropped (the tokens open again), and due at its
+ * first timer — or now, when a value kept early for one of its waits was not seen by the run.
+ */
+function racing(r: TaskRecord, race: RaceWaiting, at: number, now: number): Partial<TaskRecord> {
+  const refused = (e: { name: string; i: number }) => race.refusals.some((x) => x.name === e.name && x.ordinal === e.i);
+  const kept = r.early?.filter((e) => !refused(e));
+  const unseen = kept?.some((e) => race.signals.some((w) => w.name === e.name && w.ordinal === e.i)) === true;
+  const due = unseen ? now : race.until;
+  const last = race.refusals.at(-1);
+  return {
+    ...(kept !== undefined && kept.length > 0 ? { early: kept } : {}),
+    ...(last !== undefined ? { refusedSignal: { wait: waitKey(last.name, last.ordinal), reason: last.message, at: now } } : {}),
+    race: { at, w: race.signals.map((w) => ({ name: w.name, i: w.ordinal })), ...(race.until !== undefined ? { until: race.until } : {}) },
+    ...(due !== undefined ? { wake: due } : {}),
+  };
+}
+
+/**
+ * The task waits in a race that has no ask: held by nobody, for any of its signals, due at its
+ * first timer (the sweeper then runs it, and the timer's branch wins).
+ */
+export function awaitRace(r: TaskRecord, holder: Holder, outcome: RaceOutcome, now: number): TaskRecord | false {
+  if (!owns(r, holder)) return false;
+  const recorded = withJournal(r, outcome.journal);
+  const { lease: _lease, park: _park, ...rest } = unraced(recorded);
+  return { ...rest, ...NO_ASKS, ...racing(recorded, outcome, outcome.journal.length, now) };
+}
+
 /** A new run's lease and the record's run count advanced. */
 export type NewRun = (r: Pick<TaskRecord, "runs">) => Pick<TaskRecord, "lease" | "runs">;
 
@@ -296,13 +341,25 @@ export function answer(r: TaskRecord, responses: ReadonlyMap<string, unknown>, n
     }
   }
   if (!changed) return false;
+  // A race's asks: any one answer ends it (its timer no longer wakes the task).
+  if (r.race !== undefined) {
+    const { wake: _wake, ...rest } = r;
+    return { ...rest, answers, status: "working", message: undefined, ...newRun(r) };
+  }
   const complete = r.waiting.every((w) => Object.hasOwn(answers, w.key));
   return complete ? { ...r, answers, status: "working", message: undefined, ...newRun(r) } : { ...r, answers };
 }
 
+/** A race's asks are no longer asked: the task goes on (a signal or a timer won), the generator parked for them forgotten. */
+function askingNoMore(r: TaskRecord): TaskRecord {
+  if (r.status !== "input_required") return r;
+  const { park: _park, ...rest } = r;
+  return { ...rest, ...NO_ASKS, status: "working", message: undefined };
+}
+
 /** A signal's value for the wait the task is on: the task runs on under a new run here. */
 export function signal(r: TaskRecord, name: string, ordinal: number, value: unknown, newRun: NewRun): TaskRecord {
-  const { wake: _wake, ...rest } = r;
+  const { wake: _wake, ...rest } = askingNoMore(r);
   return { ...rest, arrived: { name, i: ordinal, value }, ...newRun(rest) };
 }
 
@@ -316,8 +373,10 @@ export function keepEarly(r: TaskRecord, name: string, ordinal: number, value: u
  * running under a lease that ran out (its instance died or shut down) — a new run takes it over.
  */
 export function wake(r: TaskRecord, now: number, newRun: NewRun): TaskRecord | false {
-  if (r.status !== "working" || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
-  const { wake: _wake, ...rest } = r;
+  // A race's asks wait for answers, unless its timer ended.
+  const racingAsks = r.status === "input_required" && r.race !== undefined && r.wake !== undefined;
+  if ((r.status !== "working" && !racingAsks) || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
+  const { wake: _wake, ...rest } = askingNoMore(r);
   return { ...rest, ...newRun(rest) };
 }
 
@@ -355,6 +414,7 @@ export const OUTCOME_KEPT_MS = 10 * 60_000;
 function doing(r: TaskRecord): string {
   if (r.status === "input_required") return "waiting for answers to its asks";
   if (r.awaits !== undefined && r.lease === undefined) return `waiting for signal "${r.awaits.name}"`;
+  if (r.race !== undefined && r.lease === undefined) return "waiting in a race";
   if (r.wake !== undefined && r.lease === undefined) return "asleep";
   return "running";
 }
@@ -367,7 +427,7 @@ function doing(r: TaskRecord): string {
  */
 export function outlive(r: TaskRecord, now: number): TaskRecord | false {
   if (isTerminal(r.status) || now < r.created + r.ttlMs) return false;
-  const { early: _early, awaits: _awaits, arrived: _arrived, wake: _wake, ...held } = unheld(r);
+  const held = unraced(unheld(r));
   const message = `The task reached the end of its lifetime (ttlMs ${r.ttlMs}) while ${doing(r)}`;
   return { ...held, ...NO_ASKS, status: "failed", message, error: { code: -32603, message, data: { reason: "task_lifetime_ended" } }, keptUntil: now + OUTCOME_KEPT_MS };
 }
