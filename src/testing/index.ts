@@ -18,5 +18,5 @@ export {
   type SimulatedPaths,
   SimulatedAuthorError,
 } from "./simulate.js";
-export { signalTimeout, type ScriptedSignals, type SimulatedTask } from "./simulate-task.js";
+export { signalTimeout, noAnswer, type ScriptedSignals, type SimulatedTask } from "./simulate-task.js";
 export { replayFixtures, type FixtureReport, type FixtureVerdict } from "./replay-fixtures.js";

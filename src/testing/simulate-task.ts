@@ -19,6 +19,13 @@ import { capabilityCheck, type InputRequest } from "../wire/index.js";
 export const signalTimeout: unique symbol = Symbol("mcp-yield.signalTimeout");
 
 /**
+ * A scripted answer that leaves its ask unanswered this round: the client answers the others.
+ * The way to let another branch of a `race(...)` win — a later ask, a scripted signal, or the
+ * race's timer (the fake clock moves to it when nothing else can end the race).
+ */
+export const noAnswer: unique symbol = Symbol("mcp-yield.noAnswer");
+
+/**
  * Values for `waitForSignal(name, ...)`, by name: one value for every wait on that name, a list
  * for successive waits, or a function of the wait's ordinal (from 0). `signalTimeout` makes the
  * wait time out.
@@ -139,8 +146,16 @@ export async function followTask({
     if (t.status === "input_required") {
       asked++;
       // Task keys carry a suffix when a key is asked again (keys are unique for the task's life).
-      const inputResponses = Object.fromEntries(Object.entries(t.inputRequests ?? {}).map(([key, request]) => [key, answer(request, key.replace(/~\d+$/, ""), asked)]));
-      await runtime.updateTask({ taskId, inputResponses }, info as never);
+      const given = Object.entries(t.inputRequests ?? {}).map(([key, request]) => [key, answer(request, key.replace(/~\d+$/, ""), asked)] as const);
+      const inputResponses = Object.fromEntries(given.filter(([, a]) => a !== noAnswer));
+      if (Object.keys(inputResponses).length > 0) {
+        await runtime.updateTask({ taskId, inputResponses }, info as never);
+        continue;
+      }
+      // Every ask left unanswered: a race's signal or timer must end it.
+      const r = world === undefined ? undefined : await recordOf(world.store, taskId);
+      if (r?.race === undefined) throw new Error(`simulate: every ask of the task is scripted noAnswer, and nothing else can end its wait (${Object.keys(t.inputRequests ?? {}).join(", ")})`);
+      if (!(await endRace(r))) throw new Error(`simulate: the task's race has only unanswered asks left: script an answer, a signal for it, or race a timer`);
       continue;
     }
     await runtime.idle();
@@ -150,7 +165,12 @@ export async function followTask({
     }
     const r = await recordOf(world.store, taskId);
     if (r.status !== "working" || r.lease !== undefined) continue;
-    if (r.awaits !== undefined && r.arrived === undefined) {
+    if (r.race !== undefined && r.arrived === undefined) {
+      if (!(await endRace(r)))
+        throw new Error(
+          `simulate: the task waits in a race for ${r.race.w.map((w) => `signal "${w.name}" (wait #${w.i})`).join(", ")}, with no timer, and no value is scripted for any (options.signals)`,
+        );
+    } else if (r.awaits !== undefined && r.arrived === undefined) {
       const scripted = scriptedSignal(signals, r.awaits.name, r.awaits.i);
       if (scripted === undefined) {
         if (r.awaits.deadline === undefined)
@@ -171,6 +191,22 @@ export async function followTask({
     }
   }
   throw new Error(`simulate: the task did not end within ${maxPolls} polls`);
+
+  /** End the race the task waits in as the world would: a scripted signal for one of its waits (in order), else its timer. */
+  async function endRace(r: TaskRecord): Promise<boolean> {
+    if (r.race === undefined) return false;
+    for (const w of r.race.w) {
+      const scripted = scriptedSignal(signals, w.name, w.i);
+      if (scripted === undefined || "timeout" in scripted) continue;
+      await runtime.signal(signalToken(runtime.codec, r, w.name, w.i), scripted.value);
+      task.signals++;
+      return true;
+    }
+    if (r.race.until === undefined || world === undefined) return false;
+    task.sleptMs += Math.max(0, r.race.until - world.now());
+    world.advanceTo(r.race.until);
+    return true;
+  }
 }
 
 /** The finished task replayed from its journal, as an instance taking it over would: the same result, or a NondeterminismError. */

@@ -4,7 +4,7 @@ import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, 
 import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import { createMemoryStore } from "../store/index.js";
 import { refusalIn } from "../replay/answers.js";
-import { followTask, type ScriptedSignals, type SimulatedTask, type SimulatedWorld, withFailingSteps } from "./simulate-task.js";
+import { followTask, noAnswer, type ScriptedSignals, type SimulatedTask, type SimulatedWorld, withFailingSteps } from "./simulate-task.js";
 import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
 
 /** A raw answer as a client sends it: an elicitation, sampling or roots result. */
@@ -14,7 +14,7 @@ export type AnswerValue = ElicitResult | CreateMessageResult | ListRootsResult;
  * One scripted answer: the raw result, or a function of the request and round number (which
  * may return anything — the way to script an invalid answer).
  */
-export type ScriptedAnswer = AnswerValue | ((request: InputRequest, round: number) => unknown);
+export type ScriptedAnswer = AnswerValue | typeof noAnswer | ((request: InputRequest, round: number) => unknown);
 
 /**
  * Answers by `inputRequests` key. A list gives successive answers to successive asks under
@@ -287,7 +287,14 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
     rounds.push({ round, inputRequests: requests, stateBytes: ir.requestState?.length ?? 0 });
     requestState = ir.requestState;
     const previous = inputResponses;
-    inputResponses = Object.fromEntries(Object.entries(requests).map(([key, req]) => [key, script.answer(req, key, round)]));
+    inputResponses = Object.fromEntries(
+      Object.entries(requests).flatMap(([key, req]) => {
+        const given = script.answer(req, key, round);
+        return given === noAnswer ? [] : [[key, given]];
+      }),
+    );
+    if (Object.keys(inputResponses).length === 0)
+      throw new Error(`simulate: every ask of round ${round} is scripted noAnswer (${Object.keys(requests).join(", ")}): nothing would ever answer the call`);
     for (const [key, answer] of Object.entries(inputResponses)) {
       const text = `${JSON.stringify(requests[key])}\u0000${JSON.stringify(answer)}`;
       const again = previous !== undefined && Object.hasOwn(previous, key) && refused.get(key)?.text === text;
