@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { elicit, now, patched, progress, runAsTask, type Runtime, sleep, step, tool, type ToolDefinition, uuid, waitForSignal } from "mcp-yield";
+import { all, elicit, now, patched, progress, race, runAsTask, type Runtime, sleep, step, tool, type ToolDefinition, uuid, waitForSignal } from "mcp-yield";
 
 /**
  * The tool shapes the fault-injection suite drives, each with the answers a client gives it. A
@@ -32,6 +32,12 @@ export interface Shape {
    * the token is done once a value was taken or kept, or the token was used).
    */
   signals?: unknown[][];
+  /**
+   * Steps run at the same time (`all(...)` over steps, a race of steps): a stalled run may have
+   * several in flight, and each may run once more after a takeover (the exception the suite
+   * allows for one step in flight, for each of them).
+   */
+  parallelSteps?: boolean;
   /** Runtime options the shape needs (a spill threshold, short leases). */
   options?: Record<string, unknown>;
 }
@@ -220,6 +226,38 @@ export const SHAPES: Shape[] = [
           yield* waitForSignal("late", z.string(), { timeoutMs: 40 });
           const c = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), "C"));
           return `${a} ${early.status === "received" ? early.value.v : "timeout"} ${b} ${c}`;
+        },
+      }),
+  },
+  {
+    name: "race and parallel steps: a signal against its timer, steps at once, steps racing",
+    tasks: true,
+    parallelSteps: true,
+    capabilities: { extensions: TASKS },
+    answers: {},
+    // Sent at once: kept early, taken in the race, or refused as used once the timer won.
+    signals: [["R"]],
+    def: (runs) =>
+      tool({
+        name: "racing",
+        description: "",
+        input: z.object({}),
+        task: "required",
+        async *run(_i, ctx) {
+          yield* progress(`signals:${ctx.signalToken("go")}`);
+          const at = (name: string) => ctx.idempotencyKey(name);
+          const got = yield* all(
+            { a: step("pa", () => counted(runs, at("pa"), "A")), b: step("pb", async () => counted(runs, at("pb"), "B")), c: step("pc", () => counted(runs, at("pc"), "C")) },
+            { concurrency: 2 },
+          );
+          // Whichever wins, the result is the same: what may not differ is a step run twice.
+          yield* race({ go: waitForSignal("go", z.string()), timer: sleep(40) });
+          const won = yield* race({
+            fast: step("fast", () => counted(runs, at("fast"), "F")),
+            slow: step("slow", (signal) => counted(runs, at("slow"), new Promise<string>((resolve) => signal.addEventListener("abort", () => resolve("S"), { once: true })))),
+          });
+          const d = yield* step("after", () => counted(runs, at("after"), "D"));
+          return `${got.a}${got.b}${got.c} ${won.winner} ${d}`;
         },
       }),
   },
