@@ -36,6 +36,7 @@ export const DEFAULT_STEP_CONCURRENCY = 4;
  * gives the values in order, an object by member name. Asks and steps are not mixed.
  */
 export function all<const T extends readonly Op<unknown>[]>(items: T, options?: AllOptions): Op<{ -readonly [K in keyof T]: OpResult<T[K]> }>;
+/** Several asks in ONE round, or several steps at once, by member name: the values by member name. */
 export function all<T extends Record<string, Op<unknown>>>(items: T, options?: AllOptions): Op<{ [K in keyof T]: OpResult<T[K]> }>;
 export function* all(items: readonly Op<unknown>[] | Record<string, Op<unknown>>, options: AllOptions = {}): Op<unknown> {
   const array = Array.isArray(items);
