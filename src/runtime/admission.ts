@@ -50,7 +50,13 @@ export function bindingFor(method: StateBinding["method"], target: string, args:
 
 /** A store failure, as the JSON-RPC error a client gets: a server-side problem, clearly named. */
 export function storeFailure(error: StoreError): ProtocolError {
-  return new ProtocolError(ErrorCode.InternalError, error.reason === "store_full" ? "The server's store is full; try again later" : "The server's store is unavailable; try again later", {
+  const message =
+    error.reason === "store_full"
+      ? "The server's store is full; try again later"
+      : error.reason === "store_misconfigured"
+        ? "The server's store is misconfigured (its operator is told why)"
+        : "The server's store is unavailable; try again later";
+  return new ProtocolError(ErrorCode.InternalError, message, {
     reason: error.reason,
   });
 }

@@ -1,5 +1,6 @@
 import { createStateCodec, randomUuid, type StateCodec } from "../state/index.js";
 import { createMemoryStore, createPrincipalBytes, createStoreClock, monotonicNow } from "../store/index.js";
+import { reportingStore } from "../store/reported.js";
 import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, RunContext, RunGenerator, ToolDefinition } from "../authoring/definitions.js";
 import { errorToolResult, shapePromptResult, shapeResourceResult, shapeToolResult } from "../authoring/results.js";
 import type { JournalRecord } from "../journal/journal.js";
@@ -97,17 +98,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // Expiry of held tokens is measured on the codec's clock, as the tokens' own expiry is; how
   // long a generator waited, in generators parked meanwhile (see LiveCalls' constructor).
   const live = new LiveCalls(resolved.liveCalls, resolved.liveCallBytes, () => codec.now());
-  const onError = resolved.onError;
-  const report = (error: unknown, info: ErrorInfo) => {
-    try {
-      onError(error, info);
-    } catch {
-      // a failing error hook must not turn a handled failure into a crash
-    }
-  };
+  const report = reporterOf(resolved.onError);
   let engine: TaskEngine | undefined;
-  /** The task engine, made on first use (a runtime that never runs a task starts no timer). */
-  const store = options.store ?? createMemoryStore();
+  // A shared store's failures reach onError (a request only hears "unavailable, try again").
+  const given = options.store !== undefined && options.store.time !== undefined ? reportingStore(options.store, (e) => report(e, STORE_INFO), clock) : options.store;
+  const store = given ?? createMemoryStore();
   // Leases and claims are judged on the store's clock, advanced by a monotonic one (or the test's).
   const shared = createStoreClock({ store, local: options.clock ?? monotonicNow });
   // Counted over the longest life of what is counted: a task, or a spilled journal (the state's).
@@ -120,13 +115,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const signalBaseUrl = options.signals?.baseUrl;
   if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl)))
     throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);
+  /** The task engine, made on first use (a runtime that never runs a task starts no timer). */
   const tasks = () => (engine ??= createTaskEngine({ store, options: resolved.tasks, report, clock, time: shared, bytes, signer: codec, signalBaseUrl, onRound: options.onRound }));
   const redemption =
-    options.store !== undefined && resolved.singleUse
-      ? createRedemption({ store: options.store, clock, shared, claimMs: resolved.roundLeaseMs, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) })
+    given !== undefined && resolved.singleUse
+      ? createRedemption({ store: given!, clock, shared, claimMs: resolved.roundLeaseMs, report: (e) => report(e, { method: "tools/call", target: "", round: 0, callId: "" }) })
       : undefined;
   // A spilled journal outlives its state by the skew margin: a slow-clocked instance still finds it.
-  const spill = createSpill({ store: options.store, bytes, thresholdBytes: resolved.spillBytes, ttlMs: codec.ttlSeconds * 1000 + TOLERATED_CLOCK_SKEW_MS });
+  const spill = createSpill({ store: given, bytes, thresholdBytes: resolved.spillBytes, ttlMs: codec.ttlSeconds * 1000 + TOLERATED_CLOCK_SKEW_MS });
   const calls = createCallState({ codec, spill, live, report });
   // First requests with an idempotency key are redeemed in the store (the in-memory one without
   // a store of the server's: one instance), kept as long as their state or task may live.
@@ -324,6 +320,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
   };
 }
+
+/** `onError`, made safe: a failing error hook must not turn a handled failure into a crash. */
+function reporterOf(onError: (error: unknown, info: ErrorInfo) => void): (error: unknown, info: ErrorInfo) => void {
+  return (error, info) => {
+    try {
+      onError(error, info);
+    } catch {
+      // swallowed: see above
+    }
+  };
+}
+
+/** Where a store failure is reported from: no one request (the store serves them all). */
+const STORE_INFO: ErrorInfo = { method: "tools/call", target: "", round: 0, callId: "" };
 
 /** `round(def, params, request)`'s promise, a synchronous throw in it turned into the rejection. */
 function rejecting<D, R>(round: (def: D, params: unknown, request: RequestInfo) => Promise<R>, def: D, params: unknown, request: RequestInfo): Promise<R> {

@@ -47,6 +47,7 @@ const STATUS: Record<string, number> = {
   signal_invalid_value: 400,
   store_unavailable: 503,
   store_full: 503,
+  store_misconfigured: 500,
   principal_byte_limit: 507,
 };
 

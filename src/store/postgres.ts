@@ -78,6 +78,16 @@ export function postgresStoreSchema(options: Pick<PostgresStoreOptions, "schema"
   ];
 }
 
+/** What a PostgreSQL error says is wrong with the setup (no repeat helps), naming the fix; `undefined` for anything else. */
+function misconfiguredPostgres(error: unknown): string | undefined {
+  const code = (error as { code?: unknown })?.code;
+  if (code === "28000" || code === "28P01") return "the user, its password or pg_hba.conf refuses this connection";
+  if (code === "3D000") return "no such database: create it, or fix the connection string";
+  if (code === "42501") return "the user lacks a privilege on the store's schema or tables (CREATE on the schema to make them, then SELECT, INSERT, UPDATE, DELETE)";
+  if (code === "3F000") return "no such schema: create it, or fix the schema option";
+  return undefined;
+}
+
 /**
  * A store on PostgreSQL, shared by every instance pointed at it: two tables, each operation one
  * statement (compare-and-swap is an `UPDATE … WHERE value = expected`, atomic under the row lock;
@@ -114,7 +124,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     pool = owned as unknown as PostgresQueryable;
   }
   const where = options.connectionString !== undefined ? ` at ${redact(options.connectionString)}` : "";
-  const query = (what: string, text: string, values: unknown[]) => bounded(pool.query(text, values), timeoutMs, `PostgreSQL${where}`, what);
+  const query = (what: string, text: string, values: unknown[]) => bounded(pool.query(text, values), timeoutMs, `PostgreSQL${where}`, what, misconfiguredPostgres);
 
   try {
     if (owned !== undefined) {

@@ -43,11 +43,14 @@ export interface Store {
 }
 
 /** Why a store operation failed. Stable strings: they appear as `data.reason` on the wire. */
-export type StoreErrorReason = "store_unavailable" | "store_full";
+export type StoreErrorReason = "store_unavailable" | "store_full" | "store_misconfigured";
 
 /**
- * The store could not do what was asked: unreachable or too slow (`store_unavailable`), or
- * the in-memory store is at its byte bound (`store_full`). Nothing was written.
+ * The store could not do what was asked: unreachable or too slow (`store_unavailable`: try
+ * again), the in-memory store is at its byte bound (`store_full`), or the store is set up so
+ * that no repeat will help (`store_misconfigured`: a cluster node reached as one server, a
+ * replica, missing permissions or database — the message names the setting). Nothing was
+ * written. `cause` is the client's own error (its message with passwords taken out).
  */
 export class StoreError extends Error {
   override readonly name = "StoreError";
