@@ -1,2 +1,2 @@
 // `mcp-yield/redis`: the Redis store, in its own entry point so that only its users load a Redis client.
-export { createRedisStore, type RedisStoreOptions, type RedisCommandClient } from "./store/redis.js";
+export { createRedisStore, type RedisStoreOptions, type RedisCommandClient, type RedisClusterCommandClient } from "./store/redis.js";

@@ -1,11 +1,21 @@
-import { createClient } from "redis";
+import { sha1 } from "@noble/hashes/legacy.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import { createClient, createCluster } from "redis";
 import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
+import { checkRedisConfig } from "./redis-config.js";
 import { type Store, StoreError } from "./store.js";
 
 /** The part of a node-redis client the store uses (any node-redis ≥ 4 has it). */
 export interface RedisCommandClient {
   sendCommand(args: string[], options?: { timeout?: number }): Promise<unknown>;
+}
+
+/** The part of a node-redis cluster client (`createCluster`) the store uses: commands routed by their first key. */
+export interface RedisClusterCommandClient {
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[], options?: { timeout?: number }): Promise<unknown>;
+  /** Present on a cluster client (how the store tells one from a client of one server). */
+  nodeClient(node: never): Promise<unknown>;
 }
 
 // Every operation is bounded by our own timer (`bounded`): node-redis's own per-command timeout
@@ -15,10 +25,33 @@ const NO_CLIENT_TIMEOUT = { timeout: 0 };
 
 /** Options of `createRedisStore`. */
 export interface RedisStoreOptions {
-  /** A connected node-redis client you own (the store never closes it), or… */
-  client?: RedisCommandClient;
-  /** …a URL (`redis://host:port/db`) the store connects to and owns. */
+  /**
+   * A connected node-redis client you own (the store never closes it) — of one server
+   * (`createClient`) or of a Redis Cluster (`createCluster`) — or…
+   */
+  client?: RedisCommandClient | RedisClusterCommandClient;
+  /** …a URL (`redis://host:port/db`) the store connects to and owns, or… */
   url?: string;
+  /**
+   * …the URLs of some nodes of a Redis Cluster (one is enough; more survive one being down): the
+   * store discovers the rest, connects a cluster client and owns it. Keys go to their slot's
+   * master; the indexes (leases, due times, task lists) are spread over `indexBuckets` slots.
+   */
+  clusterUrls?: string[];
+  /**
+   * On a cluster, how many slots each index is spread over (hash-tagged buckets), so that no
+   * node holds every lease and due time. Listing and sweeping read every bucket. Default 16; on
+   * one server an index is one sorted set.
+   */
+  indexBuckets?: number;
+  /**
+   * Check the server's configuration when the store is made (`CONFIG GET`, skipped where a
+   * managed service forbids it) and warn (`onWarning`) about what breaks exactly-once: eviction
+   * of keys (`maxmemory-policy` other than `noeviction`) or no persistence at all. Default true.
+   */
+  checkConfig?: boolean;
+  /** Where the store's warnings go (a configuration that breaks exactly-once). Default: the console, each once per process. */
+  onWarning?: (message: string) => void;
   /** Prefix of every key, so several applications or test runs can share a server. Default `mcp-yield:`. */
   prefix?: string;
   /**
@@ -38,6 +71,28 @@ const INCR = `local sum = redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return sum`;
 
+/** Each script's SHA-1, as EVALSHA names it (made here: no SCRIPT LOAD round trip, on any node). */
+const digests = new Map([SWAP, INCR].map((source) => [source, bytesToHex(sha1(utf8ToBytes(source)))]));
+
+/** Where a member of an index lives: one of `buckets` hash-tagged keys (FNV-1a of the member), or the index itself on one server. */
+function bucketOf(member: string, buckets: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < member.length; i++) h = Math.imul(h ^ member.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % buckets;
+}
+
+/** What a Redis error says is wrong with the setup (no repeat helps), in words that name the fix; `undefined` for anything else. */
+function misconfiguredRedis(error: unknown): string | undefined {
+  const message = String((error as Error)?.message ?? error);
+  if (/^(MOVED|ASK) /.test(message)) return "this is a node of a Redis Cluster: connect with createRedisStore({ clusterUrls }) (the example server: MCP_YIELD_REDIS_CLUSTER)";
+  if (/^READONLY/.test(message)) return "this is a read-only replica: point the store at the master";
+  if (/^(NOPERM|NOAUTH|WRONGPASS)/.test(message)) return "the user lacks permission (the store needs GET, SET, DEL, EVALSHA/EVAL, ZADD, ZREM, ZRANGE, TIME on its prefix)";
+  return undefined;
+}
+
+/** Order of index members: by time, then by member bytewise (the store contract's). */
+const byTimeThenMember = (a: { member: string; at: number }, b: { member: string; at: number }) => a.at - b.at || Buffer.compare(Buffer.from(a.member), Buffer.from(b.member));
+
 /**
  * A store on a Redis server, shared by every instance pointed at it. Each operation is one
  * round trip (compare-and-swap is a Lua script); an unreachable, closed or slow server fails
@@ -47,85 +102,132 @@ return sum`;
 export async function createRedisStore(options: RedisStoreOptions): Promise<Store> {
   const timeoutMs = integerOption("timeoutMs", options.timeoutMs, 1000);
   const prefix = options.prefix ?? "mcp-yield:";
-  if ((options.client === undefined) === (options.url === undefined)) throw new TypeError("createRedisStore: give exactly one of client or url");
-  let owned: ReturnType<typeof createClient> | undefined;
-  let client: RedisCommandClient;
+  const given = [options.client, options.url, options.clusterUrls].filter((o) => o !== undefined).length;
+  if (given !== 1) throw new TypeError("createRedisStore: give exactly one of client, url or clusterUrls");
+  if (options.clusterUrls !== undefined && (!Array.isArray(options.clusterUrls) || options.clusterUrls.length === 0 || !options.clusterUrls.every((u) => typeof u === "string")))
+    throw new TypeError("createRedisStore: clusterUrls must be a non-empty array of redis:// URLs");
+  const cluster = options.clusterUrls !== undefined || (options.client !== undefined && typeof (options.client as Partial<RedisClusterCommandClient>).nodeClient === "function");
+  // A hash tag in the prefix would put every key in one slot, and the index buckets' own tags
+  // (which spread the indexes) would not count: on a cluster the prefix carries none.
+  if (cluster && prefix.includes("{")) throw new TypeError(`createRedisStore: on a Redis Cluster the prefix may not contain "{" (a hash tag), got ${JSON.stringify(prefix)}`);
+  const buckets = cluster ? integerOption("indexBuckets", options.indexBuckets, 16) : 1;
+  let owned: { close(): Promise<unknown>; destroy(): unknown; isOpen: boolean } | undefined;
+  /** Send one command; `key` routes it on a cluster (`undefined`: any node). */
+  let send: (key: string | undefined, readonly: boolean, args: string[]) => Promise<unknown>;
   if (options.client !== undefined) {
-    client = options.client;
+    const client = options.client;
+    send = cluster
+      ? (key, readonly, args) => (client as RedisClusterCommandClient).sendCommand(key, readonly, args, NO_CLIENT_TIMEOUT)
+      : (_key, _readonly, args) => (client as RedisCommandClient).sendCommand(args, NO_CLIENT_TIMEOUT);
+  } else if (options.clusterUrls !== undefined) {
+    const made = createCluster({
+      rootNodes: options.clusterUrls.map((url) => ({ url })),
+      defaults: { disableOfflineQueue: true, socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 2000) } },
+    });
+    made.on("error", () => {});
+    await bounded(made.connect(), timeoutMs, "Redis Cluster", `connecting to ${options.clusterUrls.map(redact).join(", ")}`).catch(async (error: unknown) => {
+      await Promise.resolve(made.destroy()).catch(() => {});
+      throw error;
+    });
+    owned = made as unknown as NonNullable<typeof owned>;
+    send = (key, readonly, args) => made.sendCommand(key, readonly, args, NO_CLIENT_TIMEOUT);
   } else {
-    owned = createClient({
+    const made = createClient({
       url: options.url!,
       disableOfflineQueue: true,
       socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2000) },
     });
     // node-redis emits "error" on every failed reconnect; unheard, it would crash the process.
-    owned.on("error", () => {});
-    await bounded(owned.connect(), timeoutMs, "Redis", `connecting to ${redact(options.url!)}`).catch(async (error: unknown) => {
-      await owned?.destroy();
+    made.on("error", () => {});
+    await bounded(made.connect(), timeoutMs, "Redis", `connecting to ${redact(options.url!)}`).catch(async (error: unknown) => {
+      await made.destroy();
       throw error;
     });
-    client = owned as unknown as RedisCommandClient;
+    owned = made as unknown as NonNullable<typeof owned>;
+    send = (_key, _readonly, args) => made.sendCommand(args, NO_CLIENT_TIMEOUT);
   }
-
-  const run = (args: string[]) => bounded(client.sendCommand(args, NO_CLIENT_TIMEOUT), timeoutMs, "Redis", args[0]!);
-  const shas = new Map<string, string>();
-  /** Run a Lua script by its digest, loading it first (and again when the server lost its cache: a restart, SCRIPT FLUSH). */
-  const script = async (source: string, args: string[]): Promise<unknown> => {
-    let sha = shas.get(source);
-    if (sha === undefined) shas.set(source, (sha = String(await run(["SCRIPT", "LOAD", source]))));
+  const service = cluster ? "Redis Cluster" : "Redis";
+  const run = (key: string | undefined, args: string[], readonly = false) => bounded(send(key, readonly, args), timeoutMs, service, args[0]!, misconfiguredRedis);
+  /** Run a Lua script by its digest, sent whole where the node lacks it (a restart, SCRIPT FLUSH, another node of a cluster). */
+  const script = async (source: string, key: string, args: string[]): Promise<unknown> => {
+    const sha = digests.get(source)!;
     try {
-      return await run(["EVALSHA", sha, ...args]);
+      return await run(key, ["EVALSHA", sha, "1", key, ...args]);
     } catch (error) {
       if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
-      return run(["EVAL", source, ...args]);
+      return run(key, ["EVAL", source, "1", key, ...args]);
     }
   };
+  if (options.checkConfig !== false) await checkRedisConfig(run, cluster, options.onWarning);
   const ms = (ttlMs: number) => String(integerOption("ttlMs", Math.ceil(ttlMs), 1));
+
+  const indexKeys = (index: string): string[] => (buckets === 1 ? [prefix + index] : Array.from({ length: buckets }, (_, b) => `${prefix}${index}:{${b}}`));
+  const indexKey = (index: string, member: string): string => (buckets === 1 ? prefix + index : `${prefix}${index}:{${bucketOf(member, buckets)}}`);
+  /** Members and times from a ZRANGE … WITHSCORES reply (RESP2 flat, RESP3 pairs). */
+  const scored = (reply: unknown): Array<{ member: string; at: number }> => {
+    if (!Array.isArray(reply)) return [];
+    const flat = reply.flat() as unknown[];
+    const page: Array<{ member: string; at: number }> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) page.push({ member: String(flat[i]), at: Number(flat[i + 1]) });
+    return page;
+  };
 
   return {
     async get(key) {
-      const value = await run(["GET", prefix + key]);
+      const value = await run(prefix + key, ["GET", prefix + key], true);
       return typeof value === "string" ? value : undefined;
     },
     async add(key, value, ttlMs) {
-      return (await run(["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
+      return (await run(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
     },
     async swap(key, expected, value, ttlMs) {
-      return (await script(SWAP, ["1", prefix + key, expected, value, ms(ttlMs)])) === 1;
+      return (await script(SWAP, prefix + key, [expected, value, ms(ttlMs)])) === 1;
     },
     async set(key, value, ttlMs) {
-      await run(["SET", prefix + key, value, "PX", ms(ttlMs)]);
+      await run(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs)]);
     },
     async delete(key) {
-      await run(["DEL", prefix + key]);
+      await run(prefix + key, ["DEL", prefix + key]);
     },
     async incr(key, delta, ttlMs) {
       if (!Number.isSafeInteger(delta)) throw new TypeError(`incr: delta must be a safe integer, got ${delta}`);
-      return Number(await script(INCR, ["1", prefix + key, String(delta), ms(ttlMs)]));
+      return Number(await script(INCR, prefix + key, [String(delta), ms(ttlMs)]));
     },
     async schedule(index, member, atMs) {
-      await run(["ZADD", prefix + index, String(atMs), member]);
+      const key = indexKey(index, member);
+      await run(key, ["ZADD", key, String(atMs), member]);
     },
     async unschedule(index, member) {
-      await run(["ZREM", prefix + index, member]);
+      const key = indexKey(index, member);
+      await run(key, ["ZREM", key, member]);
     },
     async due(index, nowMs, limit) {
-      const members = await run(["ZRANGE", prefix + index, "-inf", String(nowMs), "BYSCORE", "LIMIT", "0", String(limit)]);
-      return Array.isArray(members) ? members.map(String) : [];
+      if (buckets === 1) {
+        const members = await run(prefix + index, ["ZRANGE", prefix + index, "-inf", String(nowMs), "BYSCORE", "LIMIT", "0", String(limit)], true);
+        return Array.isArray(members) ? members.map(String) : [];
+      }
+      // Each bucket's earliest, merged: the earliest `limit` of them all.
+      const pages = await Promise.all(indexKeys(index).map((key) => run(key, ["ZRANGE", key, "-inf", String(nowMs), "BYSCORE", "LIMIT", "0", String(limit), "WITHSCORES"], true)));
+      return pages
+        .flatMap(scored)
+        .sort(byTimeThenMember)
+        .slice(0, limit)
+        .map((m) => m.member);
     },
     async members(index, offset, limit) {
       if (limit <= 0) return [];
-      const reply = await run(["ZRANGE", prefix + index, String(offset), String(offset + limit - 1), "WITHSCORES"]);
-      if (!Array.isArray(reply)) return [];
-      // RESP2 answers member, score, member, score…; RESP3 answers [member, score] pairs.
-      const flat = reply.flat() as unknown[];
-      const page: Array<{ member: string; at: number }> = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) page.push({ member: String(flat[i]), at: Number(flat[i + 1]) });
-      return page;
+      if (buckets === 1) return scored(await run(prefix + index, ["ZRANGE", prefix + index, String(offset), String(offset + limit - 1), "WITHSCORES"], true));
+      // A page of the merged order: each bucket's first offset + limit, merged, then the page.
+      const pages = await Promise.all(indexKeys(index).map((key) => run(key, ["ZRANGE", key, "0", String(offset + limit - 1), "WITHSCORES"], true)));
+      return pages
+        .flatMap(scored)
+        .sort(byTimeThenMember)
+        .slice(offset, offset + limit);
     },
     async time() {
-      const reply = await run(["TIME"]);
-      if (!Array.isArray(reply) || reply.length !== 2) throw new StoreError("store_unavailable", "Redis answered TIME with something else than [seconds, microseconds]");
+      // One node's clock for every instance (the slot of this key's master), as on one server.
+      const reply = await run(`${prefix}clock`, ["TIME"], true);
+      if (!Array.isArray(reply) || reply.length !== 2) throw new StoreError("store_unavailable", `${service} answered TIME with something else than [seconds, microseconds]`);
       return Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000);
     },
     async close() {

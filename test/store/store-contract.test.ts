@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { StoreError } from "mcp-yield";
 import { createPostgresStore } from "mcp-yield/postgres";
+import { createRedisStore } from "mcp-yield/redis";
+import { type RunningRedisCluster, redisClusterAvailable, startRedisCluster } from "../support/redis-cluster.js";
 import { pgbouncerAvailable, type RunningPgBouncer, startPgBouncer } from "../support/pgbouncer.js";
 import { dropSchema, testSchema } from "../support/postgres.js";
 import { allStores, sharedStores } from "../support/stores.js";
@@ -9,15 +11,29 @@ import { startTcpProxy } from "../support/tcp-proxy.js";
 // One contract, every store: what the runtime relies on holds for memory, for a real Redis and
 // for a real PostgreSQL. A store of your own can be checked by adding it here.
 
-// PostgreSQL through PgBouncer too, in both pool modes, with its default configuration.
+// PostgreSQL through PgBouncer too, in both pool modes, with its default configuration; and a
+// Redis Cluster (3 masters, 3 replicas) of the machine's own redis-server.
 const bouncers = pgbouncerAvailable ? await Promise.all([startPgBouncer("transaction"), startPgBouncer("session")]) : [];
-const stores = [...allStores("contract"), ...bouncers.map((b, i) => throughPgBouncer(b, i === 0 ? "transaction" : "session"))];
+const cluster = redisClusterAvailable ? await startRedisCluster() : undefined;
+const stores = [...allStores("contract"), ...bouncers.map((b, i) => throughPgBouncer(b, i === 0 ? "transaction" : "session")), ...(cluster !== undefined ? [onCluster(cluster)] : [])];
 const shared = sharedStores("contract-faults");
 afterAll(async () => {
   for (const s of stores) await s.drop();
   for (const s of shared) await s.drop();
   for (const b of bouncers) await b.stop();
+  await cluster?.stop();
 });
+
+/** The Redis store on a Redis Cluster, from its node URLs (the cluster is this file's alone). */
+function onCluster(running: RunningRedisCluster) {
+  return {
+    name: "redis cluster",
+    make: () => createRedisStore({ clusterUrls: running.urls.slice(0, 2), prefix: "contract:", onWarning: () => {} }),
+    elapse: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+    drop: async () => {},
+    short: 300,
+  };
+}
 
 /** The PostgreSQL store through `bouncer`, in a schema of its own; it says once that it has no server-side timeout. */
 function throughPgBouncer(bouncer: RunningPgBouncer, mode: string) {

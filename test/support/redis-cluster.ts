@@ -1,0 +1,97 @@
+import { execFile } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { until } from "./instances.js";
+import { freePort, startProcess, stopProcess } from "./processes.js";
+
+/**
+ * A Redis Cluster on loopback, as users deploy one (ElastiCache and Valkey's serverless offerings
+ * are cluster-only): `masters` masters and a replica each, from the `redis-server` this machine
+ * has, made one cluster by `redis-cli --cluster create`. Under CI=true a missing binary is a
+ * failure; locally the cluster tests skip and say how to install Redis.
+ */
+const SERVER = process.env.MCP_YIELD_TEST_REDIS_SERVER ?? "/usr/bin/redis-server";
+const CLI = process.env.MCP_YIELD_TEST_REDIS_CLI ?? "/usr/bin/redis-cli";
+const INSTALL = "apt-get install -y redis-server";
+const run = promisify(execFile);
+
+export const redisClusterAvailable: boolean = existsSync(SERVER) && existsSync(CLI);
+if (!redisClusterAvailable) {
+  if (process.env.CI === "true") throw new Error(`CI=true and no ${SERVER} / ${CLI}: the Redis Cluster tests must run. Install Redis: ${INSTALL}`);
+  console.warn(`\n[mcp-yield tests] Redis Cluster tests SKIPPED: no ${SERVER}. Install it with:\n  ${INSTALL}\n(under CI=true a missing Redis is a failure)\n`);
+}
+
+export interface RunningRedisCluster {
+  /** Every node's URL, masters first. */
+  urls: string[];
+  /** The masters' ports (each has one replica). */
+  masterPorts(): Promise<number[]>;
+  /** SIGKILL the node on `port` (a master dying: its replica takes over). */
+  kill(port: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** What `redis-cli -p <port> <args>` prints. */
+async function cli(port: number, ...args: string[]): Promise<string> {
+  return (await run(CLI, ["-h", "127.0.0.1", "-p", String(port), ...args])).stdout;
+}
+
+/** Start a cluster of `masters` masters with one replica each; resolves once every node sees every slot served. */
+export async function startRedisCluster(masters = 3): Promise<RunningRedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-yield-redis-cluster-"));
+  const nodes = new Map<number, ChildProcess>();
+  const stop = async () => {
+    await Promise.all([...nodes.values()].map((child) => stopProcess(child, "SIGKILL")));
+    nodes.clear();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < masters * 2; i++) ports.push(await freePort());
+    await Promise.all(
+      ports.map(async (port) => {
+        const started = await startProcess(
+          SERVER,
+          ["--port", String(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--cluster-node-timeout", "2000"].concat([
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            dir,
+            "--protected-mode",
+            "no",
+          ]),
+          { cwd: dir, env: process.env, ready: /Ready to accept connections/, what: `redis-server (cluster node ${port})` },
+        );
+        nodes.set(port, started.child);
+      }),
+    );
+    await run(CLI, ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "1", "--cluster-yes"]);
+    // Every node agrees the cluster is up, and every replica is in sync with its master.
+    await until(async () => {
+      for (const port of ports) if (!(await cli(port, "CLUSTER", "INFO")).includes("cluster_state:ok")) return undefined;
+      return true;
+    }, 30_000);
+    const masterPorts = async () => {
+      const lines = (await cli(ports.find((p) => nodes.has(p))!, "CLUSTER", "NODES")).trim().split("\n");
+      return lines.filter((l) => l.includes("master") && !l.includes("fail")).map((l) => Number(l.split(" ")[1]!.split(":")[1]!.split("@")[0]));
+    };
+    await until(async () => ((await masterPorts()).length === masters ? true : undefined), 30_000);
+    return {
+      urls: ports.map((p) => `redis://127.0.0.1:${p}`),
+      masterPorts,
+      async kill(port) {
+        await stopProcess(nodes.get(port), "SIGKILL");
+        nodes.delete(port);
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
