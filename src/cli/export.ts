@@ -10,7 +10,7 @@ export const exportUsage = `  mcp-yield export <requestState | task id> [--argum
                                      stood; no key, principal or token) for replayFixtures in mcp-yield/testing.
                                      A requestState is opened with MCP_YIELD_KEYS and carries only its arguments'
                                      digest: give --arguments (checked against it). A task id is read from the
-                                     store (--redis / --postgres or the environment, as for tasks).`;
+                                     store (--redis / --redis-cluster / --postgres or the environment, as for tasks).`;
 
 const TOKEN = /^y\d[es]\./;
 

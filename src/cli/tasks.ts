@@ -12,8 +12,9 @@ export const tasksUsage = `  mcp-yield tasks list [--status S[,S…]] [--tool NA
                                      what it waits for, its outcome
   mcp-yield tasks cancel <task id> [--json]
                                      cancel as tasks/cancel does: at once, or by its run at its next heartbeat
-    store: --redis URL [--redis-prefix P] | --postgres URL [--postgres-schema S]
-           (or MCP_YIELD_REDIS_URL, MCP_YIELD_REDIS_PREFIX, MCP_YIELD_POSTGRES_URL, MCP_YIELD_POSTGRES_SCHEMA)`;
+    store: --redis URL | --redis-cluster URL,URL... [--redis-prefix P] | --postgres URL [--postgres-schema S]
+           (or MCP_YIELD_REDIS_URL, MCP_YIELD_REDIS_CLUSTER, MCP_YIELD_REDIS_PREFIX, MCP_YIELD_POSTGRES_URL,
+           MCP_YIELD_POSTGRES_SCHEMA)`;
 
 const age = (ms: number) => {
   const s = Math.floor(ms / 1000);

@@ -8,7 +8,9 @@ import { replayFixtures } from "mcp-yield/testing";
 import { keygen, main } from "../../src/cli.js";
 import { POSTGRES_URL } from "../support/postgres.js";
 import { REDIS_URL } from "../support/redis.js";
-import { sharedStores } from "../support/stores.js";
+import { type SharedStoreKind, sharedStores } from "../support/stores.js";
+import { redisClusterAvailable, startRedisCluster } from "../support/redis-cluster.js";
+import { createRedisStore } from "mcp-yield/redis";
 import { tamperedEnd } from "../support/tamper.js";
 
 // Operating tasks in production: `npx mcp-yield tasks list|show|cancel` against the store the
@@ -19,7 +21,21 @@ const ring = keygen("ops");
 const keys = parseKeyRing(ring);
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const info = { clientCapabilities: { elicitation: {}, ...TASKS }, principal: "alice@example.com" };
-const kinds = sharedStores("operate");
+// On a Redis Cluster too (`--redis-cluster`), started for this file.
+const cluster = redisClusterAvailable ? await startRedisCluster() : undefined;
+const kinds: Array<Pick<SharedStoreKind, "make" | "drop" | "cliFlags"> & { name: string }> = [
+  ...sharedStores("operate"),
+  ...(cluster === undefined
+    ? []
+    : [
+        {
+          name: "redis cluster",
+          make: () => createRedisStore({ clusterUrls: cluster.urls, prefix: "operate:", onWarning: () => {} }),
+          drop: () => cluster.stop(),
+          cliFlags: ["--redis-cluster", cluster.urls.slice(0, 2).join(","), "--redis-prefix", "operate:"],
+        },
+      ]),
+];
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
