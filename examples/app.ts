@@ -23,17 +23,26 @@ export const exampleDefinitions = [bookFlight, planTrip, workspaceSummary, gener
  * public), Redis when `MCP_YIELD_REDIS_URL` is (prefix `MCP_YIELD_REDIS_PREFIX`): several
  * instances then share tasks and redeemed states. Memory otherwise (one instance).
  */
-export async function storeFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<{ store: Store; kind: string }> {
+export async function storeFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<{ store: Store; kind: string; label: string }> {
   const given = (name: string) => (env[name]?.trim() ? env[name]!.trim() : undefined);
   const postgres = given("MCP_YIELD_POSTGRES_URL");
   const redis = given("MCP_YIELD_REDIS_URL");
-  if (postgres !== undefined && redis !== undefined) throw new TypeError("set one of MCP_YIELD_POSTGRES_URL and MCP_YIELD_REDIS_URL, not both: instances must share one store");
+  const cluster = given("MCP_YIELD_REDIS_CLUSTER");
+  if ([postgres, redis, cluster].filter((v) => v !== undefined).length > 1)
+    throw new TypeError("set one of MCP_YIELD_POSTGRES_URL, MCP_YIELD_REDIS_URL and MCP_YIELD_REDIS_CLUSTER: instances must share one store");
   if (postgres !== undefined) {
     const schema = given("MCP_YIELD_POSTGRES_SCHEMA");
-    return { store: await createPostgresStore({ connectionString: postgres, ...(schema !== undefined ? { schema } : {}) }), kind: "postgres" };
+    return { store: await createPostgresStore({ connectionString: postgres, ...(schema !== undefined ? { schema } : {}) }), kind: "postgres", label: "PostgreSQL" };
   }
-  if (redis !== undefined) return { store: await createRedisStore({ url: redis, prefix: env.MCP_YIELD_REDIS_PREFIX ?? "mcp-yield:" }), kind: "redis" };
-  return { store: createMemoryStore(), kind: "memory" };
+  if (cluster !== undefined) {
+    const clusterUrls = cluster
+      .split(",")
+      .map((u) => u.trim())
+      .filter((u) => u !== "");
+    return { store: await createRedisStore({ clusterUrls, prefix: env.MCP_YIELD_REDIS_PREFIX ?? "mcp-yield:" }), kind: "redis", label: "Redis Cluster" };
+  }
+  if (redis !== undefined) return { store: await createRedisStore({ url: redis, prefix: env.MCP_YIELD_REDIS_PREFIX ?? "mcp-yield:" }), kind: "redis", label: "Redis" };
+  return { store: createMemoryStore(), kind: "memory", label: "memory" };
 }
 
 /** The key ring from `MCP_YIELD_KEYS`, or one ephemeral key (with `ephemeral: true`). */

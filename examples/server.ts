@@ -7,14 +7,14 @@ const { keys, ephemeral } = keysFromEnv();
 if (ephemeral) {
   console.warn("warning: MCP_YIELD_KEYS is not set; using an ephemeral key. Several instances (or a restart) need a shared key ring: MCP_YIELD_KEYS=id:base64secret[,id:base64secret...]");
 }
-const { store, kind } = await storeFromEnv();
+const { store, label } = await storeFromEnv();
 const running = await startExampleServer({ port, keys, store }).catch(async (error: NodeJS.ErrnoException) => {
   await store.close();
   if (error.code !== "EADDRINUSE") throw error;
   console.error(`Port ${port} is already in use (another server?). Pick another one: PORT=${port + 1} npm start`);
   process.exit(1);
 });
-console.log(`mcp-yield example server listening on ${running.url} (tasks in ${kind === "redis" ? "Redis" : "memory"})`);
+console.log(`mcp-yield example server listening on ${running.url} (tasks in ${label})`);
 
 const stop = () =>
   void running

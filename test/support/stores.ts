@@ -4,6 +4,8 @@ import { createPostgresStore, type PostgresStoreOptions } from "mcp-yield/postgr
 import { createRedisStore, type RedisStoreOptions } from "mcp-yield/redis";
 import { POSTGRES_URL, postgresAvailable, dropSchema, testSchema } from "./postgres.js";
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "./redis.js";
+import { pgbouncerAvailable, startPgBouncer } from "./pgbouncer.js";
+import { redisClusterAvailable, startRedisCluster } from "./redis-cluster.js";
 
 /**
  * The stores several instances can share, each on its real server, in a namespace of this test
@@ -110,4 +112,29 @@ export function exampleServerStores(file: string): Array<readonly [string, Recor
     ...(redisAvailable ? [["redis", { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }] as const] : []),
     ...(postgresAvailable ? [["postgres", { MCP_YIELD_POSTGRES_URL: POSTGRES_URL, MCP_YIELD_POSTGRES_SCHEMA: schema }] as const] : []),
   ];
+}
+
+/**
+ * The store deployments users run beyond one server, started for this file: a Redis Cluster (3
+ * masters, 3 replicas, from the machine's redis-server) and PostgreSQL through PgBouncer in
+ * transaction mode with its default configuration — each as `[name, env]` for the example
+ * server, stopped (and their namespaces dropped) after the file. Await at the top level.
+ */
+export async function deployedStores(file: string): Promise<Array<readonly [string, Record<string, string>]>> {
+  const envs: Array<readonly [string, Record<string, string>]> = [];
+  if (redisClusterAvailable) {
+    const cluster = await startRedisCluster();
+    afterAll(() => cluster.stop());
+    envs.push(["redis cluster", { MCP_YIELD_REDIS_CLUSTER: cluster.urls.join(","), MCP_YIELD_REDIS_PREFIX: testPrefix(file) }]);
+  }
+  if (pgbouncerAvailable) {
+    const bouncer = await startPgBouncer("transaction");
+    const schema = testSchema(`${file}_pgb`);
+    afterAll(async () => {
+      await bouncer.stop();
+      await dropSchema(schema);
+    });
+    envs.push(["postgres via PgBouncer", { MCP_YIELD_POSTGRES_URL: bouncer.url, MCP_YIELD_POSTGRES_SCHEMA: schema }]);
+  }
+  return envs;
 }

@@ -2,9 +2,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { POSTGRES_URL, postgresAvailable, dropSchema, testSchema } from "../support/postgres.js";
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
 import { runTaskScenario } from "../../scripts/stress/task-scenario.js";
+import { deployedStores } from "../support/stores.js";
 
 // Three example-server processes (`npm start`) sharing one store, one SIGKILLed mid-run: on
-// Redis and on PostgreSQL. Scaled down for CI; `npm run stress` runs 300 task calls.
+// Redis, PostgreSQL, a Redis Cluster and PostgreSQL through PgBouncer. Scaled down for CI; `npm run stress` runs 300 task calls.
 const prefix = testPrefix("cluster");
 const schema = testSchema("cluster");
 afterAll(async () => {
@@ -15,6 +16,8 @@ afterAll(async () => {
 const kinds: Array<[string, Record<string, string>]> = [];
 if (redisAvailable) kinds.push(["Redis", { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }]);
 if (postgresAvailable) kinds.push(["PostgreSQL", { MCP_YIELD_POSTGRES_URL: POSTGRES_URL, MCP_YIELD_POSTGRES_SCHEMA: schema }]);
+// And as users deploy them beyond one server: a Redis Cluster, PostgreSQL through PgBouncer.
+kinds.push(...(await deployedStores("tasks-cluster")).map(([name, env]): [string, Record<string, string>] => [name, env]));
 
 describe.each(kinds)("three instances on %s, one killed mid-run", (_name, storeEnv) => {
   it("every task call completes once with the right result; none stuck; every instance agrees on every result", async () => {
