@@ -50,6 +50,16 @@ export interface RedisStoreOptions {
    * of keys (`maxmemory-policy` other than `noeviction`) or no persistence at all. Default true.
    */
   checkConfig?: boolean;
+  /**
+   * Replicas that must hold each write before the store reports it done (Redis `WAIT` after
+   * it, on the same connection): a write only the master had is lost if the master dies before
+   * its replicas copy it (replication is asynchronous), and the call or task would then go back
+   * to before it — a completed step run again. A write fewer replicas confirm within `timeoutMs`
+   * fails as `store_unavailable` (the round or task retries; nothing is acknowledged). Default
+   * 0: no wait — right for one server, whose persistence (appendfsync) is what keeps writes.
+   * On a replicated Redis or a cluster with replicas, 1.
+   */
+  minReplicas?: number;
   /** Where the store's warnings go (a configuration that breaks exactly-once). Default: the console, each once per process. */
   onWarning?: (message: string) => void;
   /** Prefix of every key, so several applications or test runs can share a server. Default `mcp-yield:`. */
@@ -148,14 +158,27 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   }
   const service = cluster ? "Redis Cluster" : "Redis";
   const run = (key: string | undefined, args: string[], readonly = false) => bounded(send(key, readonly, args), timeoutMs, service, args[0]!, misconfiguredRedis);
+  const minReplicas = integerOption("minReplicas", options.minReplicas, 0, 0);
+  /** `run` for a write: done once `minReplicas` replicas hold it (WAIT, sent to the same node after it). */
+  const write =
+    minReplicas === 0
+      ? run
+      : async (key: string | undefined, args: string[]): Promise<unknown> => {
+          const reply = await run(key, args);
+          // WAIT's own limit leaves room inside ours, so its count (not our timer) answers.
+          const acked = Number(await run(key, ["WAIT", String(minReplicas), String(Math.max(1, Math.floor(timeoutMs / 2)))]));
+          if (!(acked >= minReplicas))
+            throw new StoreError("store_unavailable", `${service}: ${args[0]} reached ${acked} of the ${minReplicas} replicas minReplicas requires within ${Math.floor(timeoutMs / 2)} ms`);
+          return reply;
+        };
   /** Run a Lua script by its digest, sent whole where the node lacks it (a restart, SCRIPT FLUSH, another node of a cluster). */
   const script = async (source: string, key: string, args: string[]): Promise<unknown> => {
     const sha = digests.get(source)!;
     try {
-      return await run(key, ["EVALSHA", sha, "1", key, ...args]);
+      return await write(key, ["EVALSHA", sha, "1", key, ...args]);
     } catch (error) {
       if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
-      return run(key, ["EVAL", source, "1", key, ...args]);
+      return write(key, ["EVAL", source, "1", key, ...args]);
     }
   };
   if (options.checkConfig !== false) await checkRedisConfig(run, cluster, options.onWarning);
@@ -178,16 +201,16 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       return typeof value === "string" ? value : undefined;
     },
     async add(key, value, ttlMs) {
-      return (await run(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
+      return (await write(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
     },
     async swap(key, expected, value, ttlMs) {
       return (await script(SWAP, prefix + key, [expected, value, ms(ttlMs)])) === 1;
     },
     async set(key, value, ttlMs) {
-      await run(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs)]);
+      await write(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs)]);
     },
     async delete(key) {
-      await run(prefix + key, ["DEL", prefix + key]);
+      await write(prefix + key, ["DEL", prefix + key]);
     },
     async incr(key, delta, ttlMs) {
       if (!Number.isSafeInteger(delta)) throw new TypeError(`incr: delta must be a safe integer, got ${delta}`);
@@ -195,11 +218,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     },
     async schedule(index, member, atMs) {
       const key = indexKey(index, member);
-      await run(key, ["ZADD", key, String(atMs), member]);
+      await write(key, ["ZADD", key, String(atMs), member]);
     },
     async unschedule(index, member) {
       const key = indexKey(index, member);
-      await run(key, ["ZREM", key, member]);
+      await write(key, ["ZREM", key, member]);
     },
     async due(index, nowMs, limit) {
       if (buckets === 1) {

@@ -31,6 +31,16 @@ export interface RunningRedisCluster {
   masterPorts(): Promise<number[]>;
   /** SIGKILL the node on `port` (a master dying: its replica takes over). */
   kill(port: number): Promise<void>;
+  /** Start the node on `port` again (killed before); resolves once it is a replica in sync. */
+  restart(port: number): Promise<void>;
+  /**
+   * Cut the master on `port` from its replica (CLIENT KILL TYPE replica): until the replica
+   * connects again (its once-a-second retry) and catches up, writes reach only the master —
+   * replication lagging, as it does under load.
+   */
+  cutReplica(port: number): Promise<void>;
+  /** The port of the master that holds `key` now. */
+  masterOf(key: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -51,25 +61,20 @@ export async function startRedisCluster(masters = 3): Promise<RunningRedisCluste
   try {
     const ports: number[] = [];
     for (let i = 0; i < masters * 2; i++) ports.push(await freePort());
-    await Promise.all(
-      ports.map(async (port) => {
-        const started = await startProcess(
-          SERVER,
-          ["--port", String(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--cluster-node-timeout", "2000"].concat([
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            dir,
-            "--protected-mode",
-            "no",
-          ]),
-          { cwd: dir, env: process.env, ready: /Ready to accept connections/, what: `redis-server (cluster node ${port})` },
-        );
-        nodes.set(port, started.child);
-      }),
-    );
+    const startNode = async (port: number) => {
+      const started = await startProcess(
+        SERVER,
+        [
+          ...["--port", String(port), "--bind", "127.0.0.1", "--protected-mode", "no", "--dir", dir, "--save", "", "--appendonly", "no"],
+          ...["--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--cluster-node-timeout", "2000"],
+          // A replica's first copy at once (not after the default 5 s wait for more replicas).
+          ...["--repl-diskless-sync-delay", "0"],
+        ],
+        { cwd: dir, env: process.env, ready: /Ready to accept connections/, what: `redis-server (cluster node ${port})` },
+      );
+      nodes.set(port, started.child);
+    };
+    await Promise.all(ports.map(startNode));
     await run(CLI, ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "1", "--cluster-yes"]);
     // Every node agrees the cluster is up, and every replica is in sync with its master.
     await until(async () => {
@@ -81,12 +86,38 @@ export async function startRedisCluster(masters = 3): Promise<RunningRedisCluste
       return lines.filter((l) => l.includes("master") && !l.includes("fail")).map((l) => Number(l.split(" ")[1]!.split(":")[1]!.split("@")[0]));
     };
     await until(async () => ((await masterPorts()).length === masters ? true : undefined), 30_000);
+    // Replicas past their first full copy: a write can then be confirmed by one (WAIT).
+    await until(async () => {
+      for (const port of await masterPorts()) if (!/slave0:.*state=online/.test(await cli(port, "INFO", "replication"))) return undefined;
+      return true;
+    }, 30_000);
     return {
       urls: ports.map((p) => `redis://127.0.0.1:${p}`),
       masterPorts,
+      async masterOf(key) {
+        const alive = ports.find((p) => nodes.has(p))!;
+        const slot = Number((await cli(alive, "CLUSTER", "KEYSLOT", key)).trim());
+        for (const line of (await cli(alive, "CLUSTER", "NODES")).trim().split("\n")) {
+          const parts = line.split(" ");
+          if (!parts[2]!.includes("master") || parts[2]!.includes("fail")) continue;
+          for (const range of parts.slice(8)) {
+            const [from, to] = range.split("-").map(Number);
+            if (slot >= from! && slot <= (to ?? from)!) return Number(parts[1]!.split(":")[1]!.split("@")[0]);
+          }
+        }
+        throw new Error(`no master serves slot ${slot} (of ${key})`);
+      },
+      async cutReplica(port) {
+        await cli(port, "CLIENT", "KILL", "TYPE", "replica");
+      },
       async kill(port) {
         await stopProcess(nodes.get(port), "SIGKILL");
         nodes.delete(port);
+      },
+      async restart(port) {
+        // Its nodes file kept: it rejoins, a replica of whichever node took its place.
+        await startNode(port);
+        await until(async () => (/master_link_status:up/.test(await cli(port, "INFO", "replication")) ? true : undefined), 30_000);
       },
       stop,
     };
