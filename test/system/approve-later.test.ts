@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createFetchSender } from "mcp-yield/client";
 import { newKey, startCluster } from "../../scripts/stress/cluster.js";
-import { exampleServerStores } from "../support/stores.js";
+import { deployedStores, exampleServerStores } from "../support/stores.js";
 import { until } from "../support/instances.js";
 
 // Issue 57, point 10: the example server's approve_later over three `npm start` instances
@@ -9,7 +9,9 @@ import { until } from "../support/instances.js";
 // one that made the URL, as a load balancer would send it — and answered 202; the task completes
 // `approved` after its sleep with no further POST; the same POST again is refused (4xx).
 
-const stores = exampleServerStores("approve-later");
+// On Redis and PostgreSQL, and as users deploy them beyond one server: a Redis Cluster (through
+// MCP_YIELD_REDIS_CLUSTER), PostgreSQL through PgBouncer in transaction mode.
+const stores = [...exampleServerStores("approve-later"), ...(await deployedStores("approve-later"))];
 const caps = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 type Task = { taskId: string; status: string; statusMessage?: string; result?: { content: Array<{ text: string }> } };
 

@@ -3,9 +3,10 @@ import { createFetchSender } from "mcp-yield/client";
 import { newKey, startCluster } from "../../scripts/stress/cluster.js";
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
 import { until } from "../support/instances.js";
+import { deployedStores } from "../support/stores.js";
 
 // The durable fixtures of the example server over real HTTP, two server processes sharing one
-// Redis: each task starts on the first instance, which is killed (SIGKILL) while the task
+// store: each task starts on the first instance, which is killed (SIGKILL) while the task
 // sleeps, waits for its approval or backs off between attempts; the second instance finishes
 // it — its sweeper wakes the sleeper and the retrier, and the approval is POSTed to its
 // webhook route. The signal URL points at the second instance, as it would at a load balancer.
@@ -17,9 +18,16 @@ afterAll(async () => {
 const caps = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 type Task = { taskId: string; status: string; statusMessage?: string; result?: { content: Array<{ text: string }> } };
 
-describe.skipIf(!redisAvailable)("durable fixtures across two processes sharing Redis, the first killed mid-wait", () => {
+// Redis, and the stores as users deploy them beyond one server (a Redis Cluster, PostgreSQL
+// through PgBouncer in transaction mode).
+const kinds: Array<readonly [string, Record<string, string>]> = [
+  ...(redisAvailable ? [["Redis", { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix }] as const] : []),
+  ...(await deployedStores("durable-http")),
+];
+
+describe.each(kinds)("durable fixtures across two processes sharing %s, the first killed mid-wait", (_name, storeEnv) => {
   it("remind_later, await_approval and flaky_fetch complete on the second instance", async () => {
-    const env = { MCP_YIELD_REDIS_URL: REDIS_URL, MCP_YIELD_REDIS_PREFIX: prefix, MCP_YIELD_TASK_LEASE_MS: "1000" };
+    const env = { ...storeEnv, MCP_YIELD_TASK_LEASE_MS: "1000" };
     const keys = newKey("d");
     const [a, b] = await startCluster(2, keys, env);
     // Signal URLs name the second instance (the "load balancer" here): restart the first with it.
