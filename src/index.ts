@@ -12,6 +12,7 @@ export {
   toolError,
   isToolError,
   type ToolDefinition,
+  type CodeVersions,
   type PromptDefinition,
   type ResourceDefinition,
   type ResourceTemplateDefinition,

@@ -82,7 +82,7 @@ export type TaskSupport = "never" | "optional" | "required";
 export type TaskFrom = "start" | "runAsTask";
 
 /** A tool defined with `tool(...)`: its listing, input and output schemas, task support and `run`. */
-export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown> {
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown> extends CodeVersions {
   readonly type: "tool";
   readonly name: string;
   readonly title: string | undefined;
@@ -104,13 +104,54 @@ export interface IdempotencyContext {
   readonly principal: string | undefined;
 }
 
+/**
+ * What a definition knows of the code that served its calls before — for rolling deploys, where
+ * instances of the old code and of the new serve the same calls for a while. A state or task
+ * recorded under a `version` this code does not have, or with a `patched()` marker it does not
+ * make, is handed back (`code_unknown`, retryable: another instance has that code) instead of
+ * being ended — unless this code says it is over:
+ */
+export interface CodeVersions {
+  /** Changing it ends calls and tasks of other versions listed in `retiredVersions` (a divergence); others are handed back. */
+  readonly version: string | undefined;
+  /**
+   * Earlier versions whose calls and tasks end where this code meets them: a state gets
+   * `journal_divergence` (`restart: true`), a task fails. A state or task recorded without a
+   * version always ends at a versioned definition. Any other version is handed back.
+   */
+  readonly retiredVersions: readonly string[];
+  /**
+   * Ids of `patched()` calls this code no longer makes (deleted once no call older than the
+   * patch was left): their markers in journals are passed over. A marker of any other patch this
+   * code does not make is handed back — it comes from newer code, mid-deploy.
+   */
+  readonly removedPatches: readonly string[];
+}
+
+/** Whether calls of `version` (another than the code's) end here: retired by it, or recorded without a version at a versioned definition. */
+export function isRetired(code: Pick<CodeVersions, "version" | "retiredVersions">, version: string | undefined): boolean {
+  return version === undefined ? code.version !== undefined : code.retiredVersions.includes(version);
+}
+
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
+/** A list of strings given as a definition option, checked. */
+function stringList(kind: string, name: string, what: string, value: unknown): readonly string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && v !== "")) throw new TypeError(`${kind} "${name}": ${what} must be an array of non-empty strings`);
+  return Object.freeze([...value]);
+}
+
 /** The members every definition shares, checked once: a valid name and a function `run`. */
-function common<S extends { name: string; version?: string | undefined; run: unknown }>(kind: string, spec: S): { name: string; version: string | undefined; run: S["run"] } {
+function common<S extends { name: string; version?: string | undefined; retiredVersions?: readonly string[] | undefined; removedPatches?: readonly string[] | undefined; run: unknown }>(
+  kind: string,
+  spec: S,
+): { name: string; version: string | undefined; retiredVersions: readonly string[]; removedPatches: readonly string[]; run: S["run"] } {
   if (typeof spec.name !== "string" || !NAME.test(spec.name)) throw new TypeError(`${kind} name must be 1-128 characters of [A-Za-z0-9_.-], got ${JSON.stringify(spec.name)}`);
   if (typeof spec.run !== "function") throw new TypeError(`${kind} "${spec.name}": run must be a function* or async function*`);
-  return { name: spec.name, version: spec.version, run: spec.run };
+  const retiredVersions = stringList(kind, spec.name, "retiredVersions", spec.retiredVersions);
+  if (spec.version !== undefined && retiredVersions.includes(spec.version)) throw new TypeError(`${kind} "${spec.name}": retiredVersions lists its own version ${JSON.stringify(spec.version)}`);
+  return { name: spec.name, version: spec.version, retiredVersions, removedPatches: stringList(kind, spec.name, "removedPatches", spec.removedPatches), run: spec.run };
 }
 
 /** Define a tool whose `run` may `yield*` effects. */
@@ -121,6 +162,10 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
   input: I;
   output?: O;
   version?: string | undefined;
+  /** Earlier `version`s whose calls and tasks end here (see `CodeVersions`). */
+  retiredVersions?: readonly string[] | undefined;
+  /** `patched()` ids whose calls this code no longer makes (see `CodeVersions`). */
+  removedPatches?: readonly string[] | undefined;
   /** Whether the tool may or must run as an MCP task (default `"never"`). */
   task?: TaskSupport | undefined;
   /** Where a task-run call becomes a task (default `"start"`). */
@@ -152,7 +197,7 @@ export interface PromptArgument {
 export type PromptReturn = string | PromptMessage[] | { description?: string; messages: PromptMessage[] };
 
 /** A prompt defined with `prompt(...)`. */
-export interface PromptDefinition {
+export interface PromptDefinition extends CodeVersions {
   readonly type: "prompt";
   readonly name: string;
   readonly title: string | undefined;
@@ -169,6 +214,10 @@ export function prompt(spec: {
   description: string;
   arguments?: PromptArgument[] | undefined;
   version?: string | undefined;
+  /** Earlier `version`s whose calls and tasks end here (see `CodeVersions`). */
+  retiredVersions?: readonly string[] | undefined;
+  /** `patched()` ids whose calls this code no longer makes (see `CodeVersions`). */
+  removedPatches?: readonly string[] | undefined;
   run: (args: Record<string, string>, ctx: RunContext) => RunGenerator<PromptReturn>;
 }): PromptDefinition {
   return { type: "prompt", ...common("prompt", spec), title: spec.title, description: spec.description, arguments: spec.arguments ?? [] };
@@ -178,7 +227,7 @@ export function prompt(spec: {
 export type ResourceReturn = string | ResourceContents[] | { contents: ResourceContents[] };
 
 /** A resource defined with `resource(...)`. */
-export interface ResourceDefinition {
+export interface ResourceDefinition extends CodeVersions {
   readonly type: "resource";
   readonly uri: string;
   readonly name: string;
@@ -195,6 +244,10 @@ export function resource(spec: {
   description?: string | undefined;
   mimeType?: string | undefined;
   version?: string | undefined;
+  /** Earlier `version`s whose calls and tasks end here (see `CodeVersions`). */
+  retiredVersions?: readonly string[] | undefined;
+  /** `patched()` ids whose calls this code no longer makes (see `CodeVersions`). */
+  removedPatches?: readonly string[] | undefined;
   run: (uri: string, ctx: RunContext) => RunGenerator<ResourceReturn>;
 }): ResourceDefinition {
   if (typeof spec.uri !== "string" || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(spec.uri)) throw new TypeError(`resource uri must be an absolute URI, got ${JSON.stringify(spec.uri)}`);
@@ -202,7 +255,7 @@ export function resource(spec: {
 }
 
 /** A resource template defined with `resourceTemplate(...)`: one definition for every URI it matches. */
-export interface ResourceTemplateDefinition<V = Record<string, string>> {
+export interface ResourceTemplateDefinition<V = Record<string, string>> extends CodeVersions {
   readonly type: "resourceTemplate";
   readonly uriTemplate: string;
   readonly name: string;
@@ -223,6 +276,10 @@ export interface ResourceTemplateSpec<T extends string> {
   description?: string | undefined;
   mimeType?: string | undefined;
   version?: string | undefined;
+  /** Earlier `version`s whose calls and tasks end here (see `CodeVersions`). */
+  retiredVersions?: readonly string[] | undefined;
+  /** `patched()` ids whose calls this code no longer makes (see `CodeVersions`). */
+  removedPatches?: readonly string[] | undefined;
 }
 
 /**

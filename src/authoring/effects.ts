@@ -394,9 +394,11 @@ const PATCH_ID = /^[^\t\n\r]{1,128}$/;
  * ```
  *
  * Only a `true` is recorded. Once no call older than the patch can be in flight (the state's
- * lifetime, or a task's, has passed), delete the `patched()` call and keep the new branch:
- * the marker it left in newer journals is passed over. Use `version` instead to end every
- * call in flight.
+ * lifetime, or a task's, has passed), delete the `patched()` call, keep the new branch and list
+ * the id in the definition's `removedPatches`: the marker it left in newer journals is passed
+ * over. (A marker the code neither makes nor lists is newer code's, mid-deploy: the request is
+ * handed back, `code_unknown`.) Use `version` with `retiredVersions` instead to end every call
+ * in flight.
  */
 export function* patched(id: string): Op<boolean> {
   if (typeof id !== "string" || !PATCH_ID.test(id)) throw new TypeError(`patched: the id must be 1-128 characters without tabs or line breaks, got ${JSON.stringify(id)}`);

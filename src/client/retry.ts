@@ -4,7 +4,7 @@ import type { Send } from "./types.js";
 // client/retry.ts owns sending one request again when a repeat gets past its failure.
 
 /** Reasons a server gives for a failure the very same request gets past (single use keeps the rest). */
-const RETRYABLE = new Set(["round_in_progress", "idempotency_in_progress", "store_unavailable", "request_aborted"]);
+const RETRYABLE = new Set(["round_in_progress", "idempotency_in_progress", "store_unavailable", "request_aborted", "code_unknown"]);
 
 /** How long to wait before a repeat: what the server asked for (bounded), else a short backoff. */
 function delayOf(error: ClientError, attempt: number): number {

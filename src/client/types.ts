@@ -84,7 +84,7 @@ export interface LoopOptions {
   /**
    * How often one request is sent again, unchanged, when it failed in a way a repeat gets past:
    * the server said so (`round_in_progress`, `idempotency_in_progress`, `store_unavailable`,
-   * `request_aborted`), or — for the first request, which carries its idempotency key — the
+   * `request_aborted`, `code_unknown` — another instance has the code, mid-deploy), or — for the first request, which carries its idempotency key — the
    * connection failed. Default 2; 0 turns it off.
    */
   retries?: number;

@@ -32,6 +32,22 @@ export class DivergenceError extends ProtocolError {
   }
 }
 
+/**
+ * The state or task was recorded by code this instance does not have — a `version` it does not
+ * know (nor has retired), or a `patched()` marker its code does not make (nor has removed): newer
+ * code, mid-deploy. Nothing ran and nothing is ended: the request is handed back (`-32603`,
+ * `data.reason = "code_unknown"`, retryable — another instance has that code), a task is left to
+ * an instance that has it.
+ */
+export class CodeUnknownError extends ProtocolError {
+  constructor(readonly what: string) {
+    super(ErrorCode.InternalError, `This server does not have the code that recorded this call (${what}): another one does (a deploy under way); send the same request again`, {
+      reason: "code_unknown",
+      retryAfterMs: 200,
+    });
+  }
+}
+
 const CAPABILITY_OBJECT: Record<Capability, Record<string, unknown>> = {
   elicitation: { elicitation: { form: {} } },
   "elicitation.url": { elicitation: { url: {} } },

@@ -1,4 +1,4 @@
-import type { RunContext, RunGenerator } from "../authoring/definitions.js";
+import type { CodeVersions, RunContext, RunGenerator } from "../authoring/definitions.js";
 import type { JournalRecord } from "../journal/journal.js";
 import type { CallContext } from "../replay/call-context.js";
 import type { Suspended } from "../replay/round/round.js";
@@ -13,7 +13,8 @@ interface CallSpec<R, T = never> {
   /** The definition's own name: the tool's or prompt's name, the resource's uri or the template (never client text). */
   definition: string;
   binding: StateBinding;
-  version: string | undefined;
+  /** Its version, and what it knows of earlier code (retired versions, removed patches). */
+  code: CodeVersions;
   requestState: string | undefined;
   /** A first request's idempotency key (the client's, or the tool's own): the round is redeemed once under it (runtime/single-use/idempotency.ts). */
   idempotencyKey?: string | undefined;

@@ -3,7 +3,8 @@ import { StateError } from "../state/index.js";
 import { jsonMinterOf, mintsBase64urlTokens } from "../state/token/codec.js";
 import { headerJson, parseHeader, parseLines, payloadFrom, type StateHeader, type StatePayload } from "../journal/journal.js";
 import type { SpillRef } from "../journal/spill-ref.js";
-import { DivergenceError, type ErrorInfo } from "../replay/errors.js";
+import { CodeUnknownError, DivergenceError, type ErrorInfo } from "../replay/errors.js";
+import { type CodeVersions, isRetired } from "../authoring/definitions.js";
 import type { LiveCalls } from "../replay/live-calls.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import { invalidParams, storeFailure, storeSafe } from "./admission.js";
@@ -56,11 +57,11 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
    * The journal a verified state carries (in its body, or spilled to the store): shape and
    * version checked.
    */
-  function payloadOf(opened: OpenedState<unknown>, version: string | undefined): StatePayload | Promise<StatePayload> {
+  function payloadOf(opened: OpenedState<unknown>, code: Pick<CodeVersions, "version" | "retiredVersions">): StatePayload | Promise<StatePayload> {
     const ref = spill.refOf(opened.data);
     // Synchronous unless the journal was spilled to the store.
-    if (ref === undefined) return checkedPayload(linesPayload(opened.data, opened.body ?? ""), version);
-    return storeSafe(() => spill.open(ref)).then((text) => checkedPayload(linesPayload(opened.data, text), version));
+    if (ref === undefined) return checkedPayload(linesPayload(opened.data, opened.body ?? ""), code);
+    return storeSafe(() => spill.open(ref)).then((text) => checkedPayload(linesPayload(opened.data, text), code));
   }
 
   /** A payload: the header from the sealed data, the records from the lines. */
@@ -70,10 +71,12 @@ export function createCallState({ codec, spill, live, report }: CallStateParts) 
     return header && j ? payloadFrom(header, j, text) : undefined;
   }
 
-  function checkedPayload(payload: StatePayload | undefined, version: string | undefined): StatePayload {
+  function checkedPayload(payload: StatePayload | undefined, code: Pick<CodeVersions, "version" | "retiredVersions">): StatePayload {
     if (payload === undefined) throw invalidParams("Invalid requestState: payload is not a journal", "malformed");
-    if (payload.v !== version) {
-      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.v ?? null)} to ${JSON.stringify(version ?? null)}`);
+    if (payload.v !== code.version) {
+      // Another version: ended if this code retired it, handed back (newer code, mid-deploy) if not.
+      if (!isRetired(code, payload.v)) throw new CodeUnknownError(`version ${JSON.stringify(payload.v)}`);
+      throw new DivergenceError(-1, undefined, undefined, `the definition's version changed from ${JSON.stringify(payload.v ?? null)} to ${JSON.stringify(code.version ?? null)}`);
     }
     return payload;
   }

@@ -203,7 +203,7 @@ export function createRoundHost({ limits, calls, live, redemption, share, idempo
       resumed = live.take(state.token, spec.owner);
       if (resumed) payload = resumed.payload;
       else {
-        const reading = calls.payloadOf(state.opened ?? calls.verifyState(state.token, spec.binding), spec.version);
+        const reading = calls.payloadOf(state.opened ?? calls.verifyState(state.token, spec.binding), spec.code);
         payload = reading instanceof Promise ? await reading : reading;
         // Without affinity: this instance may hold the call's generator from an earlier round
         // (other instances served the rounds since). Resumed only if this verified journal
@@ -230,6 +230,7 @@ export function createRoundHost({ limits, calls, live, redemption, share, idempo
       {
         start: () => spec.start(ctx),
         journal: payload?.j ?? [],
+        removedPatches: spec.code.removedPatches,
         // Optional parts passed as undefined rather than spread in (no temporary objects per round).
         suspendedAt: from?.n,
         outstanding: payload?.o,
@@ -307,7 +308,7 @@ export function createRoundHost({ limits, calls, live, redemption, share, idempo
       return result;
     }
     const header: StateHeader = { r: round, c: callId, o: outcome.outstanding };
-    if (spec.version !== undefined) header.v = spec.version;
+    if (spec.code.version !== undefined) header.v = spec.code.version;
     if (outcome.partial !== undefined) header.p = outcome.partial;
     const text = (carried > 0 ? payload!.text : "") + recordLines(outcome.journal, carried);
     const minting = calls.mintState(spec.binding, header, text, info);
@@ -316,7 +317,7 @@ export function createRoundHost({ limits, calls, live, redemption, share, idempo
     if (progress !== undefined && calls.verbatimTokens) progress.minted = requestState;
     if (check) {
       // Replay from the sealed state itself, decoded as another instance would decode it.
-      const reopened = await calls.payloadOf(calls.verifyState(requestState, spec.binding), spec.version);
+      const reopened = await calls.payloadOf(calls.verifyState(requestState, spec.binding), spec.code);
       const expected = {
         type: "input_required" as const,
         journal: reopened.j,

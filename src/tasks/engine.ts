@@ -1,6 +1,6 @@
 // tasks/engine.ts owns calls run as tasks on a store, wired together: creation, `tasks/get`,
 // `tasks/update`, `tasks/cancel`, signals, and the parts that do the work — the runs under a
-// lease (tasks/run.ts), the sweeper that takes over what is due (tasks/sweeper.ts), every change
+// lease (tasks/run/run.ts), the sweeper that takes over what is due (tasks/sweeper.ts), every change
 // of a record as a named transition (tasks/transitions.ts). It knows nothing of transports or
 // the SDK: the runtime calls it with parsed params.
 //
@@ -22,7 +22,8 @@ import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, typ
 import type { Deps, Parked, TaskEngine } from "./types.js";
 import { createTaskRecords, dueAt, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import { createSignalDelivery } from "./signals.js";
-import { createTaskRuns } from "./run.js";
+import { createTaskRuns } from "./run/run.js";
+import { createLacking } from "./run/lacking.js";
 import { createSweeper } from "./sweeper.js";
 import * as transition from "./record/transitions.js";
 
@@ -49,6 +50,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
   const { load, update } = records;
   // A takeover that fails (the store out) is left to the sweeper, which finds the task due.
   const due = (id: string) => void sweeper.takeOver(id).catch(() => {});
+  const lacking = createLacking(clock);
   const signals = createSignalDelivery({
     signer,
     time,
@@ -57,8 +59,17 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     run: (r) => (sweeper.ensure(), runs.launch(r, undefined)),
     takeOver: (id) => (sweeper.ensure(), sweeper.takeOver(id)),
   });
-  const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, timing: { leaseMs, beatMs, graceMs, ttlMs } });
-  const sweeper = createSweeper({ store, time, update, newRun: runs.newRun, launch: (r) => void runs.launch(r, undefined), cancelled: (id) => runs.finish(id, { status: "cancelled" }), sweepMs });
+  const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, lack: lacking.mark, timing: { leaseMs, beatMs, graceMs, ttlMs } });
+  const sweeper = createSweeper({
+    store,
+    time,
+    update,
+    newRun: runs.newRun,
+    launch: (r) => void runs.launch(r, undefined),
+    cancelled: (id) => runs.finish(id, { status: "cancelled" }),
+    lacks: lacking.has,
+    sweepMs,
+  });
 
   /** The index of one principal's tasks, by when each expires (the principal only as a digest). */
   const shareOf = (principal: string | undefined) => `principal-tasks:${principal === undefined ? "-" : digestOf(principal)}`;

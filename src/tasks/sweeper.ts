@@ -1,6 +1,6 @@
 import type { Store } from "../store/index.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
-import { LEASES, TASKS } from "./record/record-store.js";
+import { dueAt, LEASES, TASKS } from "./record/record-store.js";
 import * as transition from "./record/transitions.js";
 
 // tasks/sweeper.ts owns finding the tasks that are due and taking them over: a sleeping task at
@@ -24,21 +24,27 @@ export interface SweeperParts {
   newRun: transition.NewRun;
   launch: (r: TaskRecord) => void;
   cancelled: (id: string) => Promise<unknown>;
+  /** Tasks recorded by code this instance lacks (tasks/run/lacking.ts): left to other instances. */
+  lacks: (id: string) => boolean;
   sweepMs: number;
 }
 
 /** The sweeper of one engine: `takeOver(id)` for one task, `ensure()` starts the timer, `stop()` ends it. */
-export function createSweeper({ store, time, update, newRun, launch, cancelled, sweepMs }: SweeperParts) {
+export function createSweeper({ store, time, update, newRun, launch, cancelled, lacks, sweepMs }: SweeperParts) {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
 
   /** Take over a working task that is due (asleep past its time, or its lease ran out). */
   async function takeOver(id: string): Promise<void> {
+    if (lacks(id)) return;
     const taken = await update(id, (r) => transition.wake(r, time.now(), newRun));
     const now = time.now();
+    const due = taken.record === undefined ? undefined : dueAt(taken.record);
     if (taken.written && taken.record) launch(taken.record);
-    else if (taken.record === undefined || isTerminal(taken.record.status) || taken.record.status === "input_required") await store.unschedule(LEASES, id);
+    else if (taken.record === undefined || isTerminal(taken.record.status) || due === undefined) await store.unschedule(LEASES, id);
     else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await cancelled(id);
+    // An entry earlier than the task is due (an index write lost, a wait re-armed): moved to its time.
+    else if (due > now) await store.schedule(LEASES, id, due);
   }
 
   /**

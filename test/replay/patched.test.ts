@@ -42,11 +42,12 @@ const newTool = tool({
     return `${audited ? "new" : "old"} ${a.action === "accept" ? a.content.name : "-"} ${b.action === "accept" ? b.content.name : "-"}`;
   },
 });
-/** Later still: every old call is gone, the patch is deleted and its new branch kept. */
+/** Later still: every old call is gone, the patch is deleted (and said so) and its new branch kept. */
 const cleanedTool = tool({
   name: "greet",
   description: "",
   input: z.object({}),
+  removedPatches: ["audit-and-confirm"],
   *run() {
     yield* step("load", () => log.push("load"));
     yield* step("audit", () => log.push("audit"));
@@ -104,6 +105,29 @@ describe("patched(): versioned code paths for calls in flight", () => {
     const done = await call(instance(), cleanedTool, r3.requestState, { "elicit-1": accept({ name: "Bob" }) });
     expect(textOf(done)).toBe("new Ada Bob");
     expect(log).toEqual(["load", "audit"]);
+  });
+
+  it("mid-deploy, old code handed a journal with a patch it does not make hands it back (code_unknown); the new code then finishes it", async () => {
+    log.length = 0;
+    const r1 = await call(instance(), newTool);
+    const r2 = await call(instance(), newTool, r1.requestState, { sure: accept({ sure: true }) });
+    // The next round reaches an instance still on the old code: refused, nothing run, retryable.
+    const refused = await instance()
+      .callTool(oldTool, { name: "greet", arguments: {}, requestState: r2.requestState, inputResponses: { "elicit-0": accept({ name: "Ada" }) } }, caps)
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code: number; message: string; data: { reason: string } },
+      );
+    expect(refused).toMatchObject({ code: -32603, data: { reason: "code_unknown" } });
+    expect(refused!.message).toContain('patch "audit-and-confirm"');
+    // The same request again, on an instance with the new code: the answer is not lost.
+    const r3 = await call(instance(), newTool, r2.requestState, { "elicit-0": accept({ name: "Ada" }) });
+    const done = await call(instance(), newTool, r3.requestState, { "elicit-1": accept({ name: "Bob" }) });
+    expect(textOf(done)).toBe("new Ada Bob");
+    expect(log).toEqual(["load", "audit"]);
+    // A patch deleted without saying so (no removedPatches) is code this one does not know, too.
+    const unsaid = { ...cleanedTool, removedPatches: [] };
+    await expect(call(instance(), unsaid, r2.requestState, { "elicit-0": accept({ name: "Ada" }) })).rejects.toMatchObject({ data: { reason: "code_unknown" } });
   });
 
   it("refuses an id it could not record", () => {

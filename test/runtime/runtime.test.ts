@@ -339,12 +339,13 @@ describe("the wire round by round", () => {
 describe("divergence", () => {
   const runtime = createRuntime({ state: { keys: [key] } });
   const info = { clientCapabilities: everything };
-  const make = (second: string, version?: string) =>
+  const make = (second: string, version?: string, retiredVersions?: string[]) =>
     tool({
       name: "div",
       description: "",
       input: z.object({}),
       version,
+      retiredVersions,
       *run() {
         yield* step("a", () => 1);
         yield* elicit("first?", Name);
@@ -473,10 +474,18 @@ describe("divergence", () => {
     });
   });
 
-  it("another version is a divergence", async () => {
+  it("a retired version is a divergence; a version the code does not know is handed back (code_unknown, retryable)", async () => {
     const r1 = (await runtime.callTool(make("b", "1"), { name: "div", arguments: {} }, info)) as { requestState: string };
-    const e = await expectProtocolError(runtime.callTool(make("b", "2"), { name: "div", arguments: {}, requestState: r1.requestState }, info), -32602, "journal_divergence");
+    const e = await expectProtocolError(runtime.callTool(make("b", "2", ["1"]), { name: "div", arguments: {}, requestState: r1.requestState }, info), -32602, "journal_divergence");
     expect(e.message).toContain('"1" to "2"');
+    // Not retired: newer code's (mid-deploy), or older code this one does not know is over.
+    const unknown = await expectProtocolError(runtime.callTool(make("b", "2"), { name: "div", arguments: {}, requestState: r1.requestState }, info), -32603, "code_unknown");
+    expect(unknown.message).toContain('version "1"');
+    expect(unknown.data).toMatchObject({ retryAfterMs: 200 });
+    // Unversioned calls end at a versioned definition; a definition cannot retire its own version.
+    const r0 = (await runtime.callTool(make("b"), { name: "div", arguments: {} }, info)) as { requestState: string };
+    await expectProtocolError(runtime.callTool(make("b", "2"), { name: "div", arguments: {}, requestState: r0.requestState }, info), -32602, "journal_divergence");
+    expect(() => make("b", "2", ["2"])).toThrow(/retiredVersions lists its own version "2"/);
   });
 });
 

@@ -18,7 +18,7 @@ import { encodeValue } from "../../state/index.js";
 import { type Capability, describeZodError } from "../../wire/index.js";
 import type { RunGenerator } from "../../authoring/definitions.js";
 import { type Effect, isEffect } from "../../authoring/effects.js";
-import { AuthorCodeError, DivergenceError } from "../errors.js";
+import { AuthorCodeError, CodeUnknownError, DivergenceError } from "../errors.js";
 import type { RoundInput, RoundOutcome, StepRun, Suspended } from "./types.js";
 export type { RoundInput, RoundOutcome, StepRun, Suspended, Traced } from "./types.js";
 import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, fingerprintOf, type JournalRecord, waitsOn } from "../../journal/journal.js";
@@ -82,8 +82,14 @@ export class Round {
   refused: Map<string, string> | undefined;
   /** @internal Values a race's signal branches refused this round (race.ts). */
   raceRefusals: Array<{ name: string; ordinal: number; message: string }> | undefined;
-  /** A divergence found inside author code (which might catch it): rethrown after `next()`. */
-  private diverged: DivergenceError | undefined;
+  /** A divergence (or code this instance lacks) found inside author code (which might catch it): rethrown after `next()`. */
+  private diverged: DivergenceError | CodeUnknownError | undefined;
+
+  /** @internal `error`, remembered so author code that catches it cannot go on past it. */
+  handBack(error: CodeUnknownError): CodeUnknownError {
+    this.diverged = error;
+    return error;
+  }
 
   /** How many records `onStep` has been given (at first: those the round was handed, which are saved). */
   private saved: number;
@@ -346,8 +352,11 @@ export class Round {
  * was left) are passed over, kept as they are; `keep` is the patch the code makes now.
  */
 function passRemovedPatches(round: Round, keep?: string): void {
-  const { journal } = round.input;
+  const { journal, removedPatches } = round.input;
   while (round.index < journal.length && journal[round.index]![0][0] === LETTER.patch && journal[round.index]![0] !== keep) {
+    const id = journal[round.index]![0].slice(1);
+    // A patch this code neither makes here nor removed: newer code recorded it (a deploy under way).
+    if (removedPatches !== undefined && !removedPatches.includes(id)) throw round.handBack(new CodeUnknownError(`patch ${JSON.stringify(id)}`));
     round.records.push(journal[round.index]!);
     round.index++;
   }

@@ -45,6 +45,13 @@ export interface RoundInput {
    * (`undefined`: the call completed there).
    */
   verify?: { pending: string | undefined };
+  /**
+   * Ids of `patched()` calls the code no longer makes: their markers are passed over. Given, a
+   * marker of any other patch the code does not make at that position is newer code's, and the
+   * round ends handing the request back (`CodeUnknownError`); not given (a verification replay,
+   * a fixture), every such marker is passed over.
+   */
+  removedPatches?: readonly string[] | undefined;
   /** Collects what the code did at each journal position (to name what changed). */
   trace?: Map<number, Traced> | undefined;
   /**

@@ -106,7 +106,7 @@ class ClaimedElsewhere extends Error {
 }
 
 /** Store failures and other conditions a retry of the same request may get past. */
-const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress", "request_aborted"]);
+const RETRYABLE = new Set(["store_unavailable", "store_full", "round_in_progress", "request_aborted", "code_unknown"]);
 
 /** No step starts for a request that was aborted: its client is gone, and the step would run for nobody (its retry runs it). */
 const stopIfAborted = (progress: Progress) => {

@@ -1,21 +1,21 @@
-import { decodeValue, encodeBase64url, randomBytes } from "../state/index.js";
-import { StoreError } from "../store/index.js";
-import { ErrorCode, ProtocolError } from "../wire/index.js";
-import type { CallContext } from "../replay/call-context.js";
-import { withRefusals } from "../replay/answers.js";
-import type { ToolDefinition } from "../authoring/definitions.js";
-import { AuthorCodeError, authorFailureText, type ErrorInfo } from "../replay/errors.js";
-import type { LiveCalls } from "../replay/live-calls.js";
-import type { RoundOutcome } from "../replay/round/round.js";
-import { errorToolResult, ResultShapeError, shapeToolResult } from "../authoring/results.js";
-import type { JournalRecord } from "../journal/journal.js";
-import type { TaskRecord } from "./record/record.js";
-import type { createTaskRecords } from "./record/record-store.js";
-import * as transition from "./record/transitions.js";
-import type { Parked } from "./types.js";
-import { jsonBytesWithin } from "../util/json-limits.js";
+import { decodeValue, encodeBase64url, randomBytes } from "../../state/index.js";
+import { StoreError } from "../../store/index.js";
+import { ErrorCode, ProtocolError } from "../../wire/index.js";
+import type { CallContext } from "../../replay/call-context.js";
+import { withRefusals } from "../../replay/answers.js";
+import { isRetired, type ToolDefinition } from "../../authoring/definitions.js";
+import { AuthorCodeError, authorFailureText, CodeUnknownError, type ErrorInfo } from "../../replay/errors.js";
+import type { LiveCalls } from "../../replay/live-calls.js";
+import type { RoundOutcome } from "../../replay/round/round.js";
+import { errorToolResult, ResultShapeError, shapeToolResult } from "../../authoring/results.js";
+import type { JournalRecord } from "../../journal/journal.js";
+import type { TaskRecord } from "../record/record.js";
+import type { createTaskRecords } from "../record/record-store.js";
+import * as transition from "../record/transitions.js";
+import type { Parked } from "../types.js";
+import { jsonBytesWithin } from "../../util/json-limits.js";
 
-// tasks/run-end.ts owns what a run of a task (tasks/run.ts) writes at its edges: whether it may
+// tasks/run/run-end.ts owns what a run of a task (tasks/run/run.ts) writes at its edges: whether it may
 // begin (the definition and input it needs, or the task ended for want of them), and where its
 // end leaves the task — completed, failed, parked on asks, asleep, waiting for a signal, handed
 // back, or cancelled. Every write is a transition fenced on the run that holds the task.
@@ -39,10 +39,12 @@ export interface RunEndParts {
   time: { now(): number };
   /** Take a task that is due now over at once. */
   due: (id: string) => void;
+  /** This instance lacks the code `id` was recorded by: its sweeper leaves it to others a while. */
+  lack: (id: string) => void;
 }
 
 /** The writes at a run's edges, for the runs of one engine. */
-export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time, due }: RunEndParts) {
+export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time, due, lack }: RunEndParts) {
   const holderOf = (run: string | undefined): transition.Holder => ({ owner: me, run });
   const infoOf = (r: TaskRecord): ErrorInfo => ({ method: "tools/call", target: r.tool, round: 0, callId: r.call, taskId: r.id });
 
@@ -56,8 +58,14 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
     const def = defs.get(record.tool);
     if (def === undefined) {
       // Another deployment's tool: let an instance that has it take the task over.
+      lack(record.id);
       await update(record.id, (r) => transition.handOver(r, holderOf(run)));
       report(new Error(`task ${record.id}: this instance has no tool "${record.tool}"; released for another instance`), infoOf(record));
+      return undefined;
+    }
+    if (def.version !== record.version && !isRetired(def, record.version)) {
+      // Recorded by code this instance does not have (newer, mid-deploy): left to one that has it.
+      await handBack(record, new CodeUnknownError(`version ${JSON.stringify(record.version)} of tool "${record.tool}"`), run);
       return undefined;
     }
     if (def.version !== record.version) {
@@ -168,10 +176,19 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
     await finish(record.id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)), journal }, run);
   }
 
+  /** Give the task back for an instance that has the code it was recorded by; this one leaves it alone a while. */
+  async function handBack(record: TaskRecord, error: CodeUnknownError, run: string | undefined): Promise<void> {
+    lack(record.id);
+    report(error, infoOf(record));
+    await update(record.id, (r) => transition.handOver(r, holderOf(run)));
+  }
+
   async function settleFailure(record: TaskRecord, def: ToolDefinition, error: unknown, stop: Stop | undefined, run: string | undefined): Promise<void> {
     const id = record.id;
     const why = stop?.why ?? (error instanceof Stop ? error.why : undefined);
-    if (why === "cancelled") {
+    if (error instanceof CodeUnknownError && why === undefined) {
+      await handBack(record, error, run);
+    } else if (why === "cancelled") {
       await finish(id, { status: "cancelled" });
     } else if (why === "lost") {
       // Someone else runs it (or it ended): nothing to write.

@@ -1,23 +1,23 @@
-import { randomUuid } from "../state/index.js";
-import { StoreError } from "../store/index.js";
-import { capabilityCheck, ProtocolError } from "../wire/index.js";
-import { CallContext } from "../replay/call-context.js";
-import type { ToolDefinition } from "../authoring/definitions.js";
-import { AuthorCodeError, type ErrorInfo } from "../replay/errors.js";
-import type { LiveCalls } from "../replay/live-calls.js";
-import { Round, type RoundOutcome } from "../replay/round/round.js";
-import { deliverTrace, roundTrace, type RoundTrace, traceError } from "../replay/round-trace.js";
-import type { TaskRecord } from "./record/record.js";
-import type { Parked } from "./types.js";
-import type { createTaskRecords } from "./record/record-store.js";
-import { signalFor, signalToken, type TextSigner } from "./signals.js";
-import * as transition from "./record/transitions.js";
+import { randomUuid } from "../../state/index.js";
+import { StoreError } from "../../store/index.js";
+import { capabilityCheck, ProtocolError } from "../../wire/index.js";
+import { CallContext } from "../../replay/call-context.js";
+import type { ToolDefinition } from "../../authoring/definitions.js";
+import { AuthorCodeError, type ErrorInfo } from "../../replay/errors.js";
+import type { LiveCalls } from "../../replay/live-calls.js";
+import { Round, type RoundOutcome } from "../../replay/round/round.js";
+import { deliverTrace, roundTrace, type RoundTrace, traceError } from "../../replay/round-trace.js";
+import type { TaskRecord } from "../record/record.js";
+import type { Parked } from "../types.js";
+import type { createTaskRecords } from "../record/record-store.js";
+import { signalFor, signalToken, type TextSigner } from "../signals.js";
+import * as transition from "../record/transitions.js";
 import { createRunEnds, Stop } from "./run-end.js";
 
-// tasks/run.ts owns one run of a task on this instance, under a lease it holds: the generator
+// tasks/run/run.ts owns one run of a task on this instance, under a lease it holds: the generator
 // driven through a Round until it parks on asks, sleeps, waits for a signal or ends, every
 // write of its progress fenced on the run still holding the task, heartbeats that renew the
-// lease and notice a cancel or a takeover. What its edges write is tasks/run-end.ts's.
+// lease and notice a cancel or a takeover. What its edges write is tasks/run/run-end.ts's.
 //
 // Invariants:
 // 1. A run writes only while it holds the task (`transition.owns`): a run that lost its lease,
@@ -46,12 +46,14 @@ export interface RunParts {
   signals: { heard(taskId: string, name: string, ordinal: number, verdict: { ok: true } | { ok: false; message: string; lost?: boolean }): void };
   /** Take a task that is due now over at once (a value kept early for the wait a run just reached). */
   due: (id: string) => void;
+  /** This instance lacks the code `id` was recorded by (tasks/run/lacking.ts). */
+  lack: (id: string) => void;
   timing: { leaseMs: number; beatMs: number; graceMs: number; ttlMs: number };
 }
 
 /** The runs of one engine: start one (`launch`), end a task (`finish`), and what is running here. */
 export function createTaskRuns(parts: RunParts) {
-  const { me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, timing } = parts;
+  const { me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, lack, timing } = parts;
   const { load, update } = records;
   const { leaseMs, beatMs, graceMs, ttlMs } = timing;
   const running = new Map<string, { cancel: () => void; shutdown: () => void }>();
@@ -64,7 +66,7 @@ export function createTaskRuns(parts: RunParts) {
   /** A new run of a task on this instance: a lease of its own, and the task's runs counted. */
   const newRun: transition.NewRun = (r) => ({ lease: lease(randomUuid()), runs: (r.runs ?? 0) + 1 });
 
-  const { finish, prepare, settle, settleFailure } = createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time, due });
+  const { finish, prepare, settle, settleFailure } = createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time, due, lack });
 
   function launch(record: TaskRecord, resume: Parked | undefined): Promise<void> {
     const run = drive(record, resume).catch((error: unknown) => report(error, infoOf(record)));
@@ -156,6 +158,7 @@ export function createTaskRuns(parts: RunParts) {
       {
         start: () => def.run(input as Parameters<typeof def.run>[0], context),
         journal: record.journal,
+        removedPatches: def.removedPatches,
         outstanding: record.outstanding,
         partial: record.partial,
         responses: new Map(Object.entries(record.answers)),
