@@ -57,6 +57,9 @@ function load(source: string | readonly (JournalFixture | { file: string; fixtur
 }
 
 /** Replay one fixture against `def`: `undefined` when the code still agrees with it, else why not. */
+/** The wake clock a fixture replays on: later than any recorded wake time (ms since the epoch). */
+const REPLAYED_CLOCK = Number.MAX_SAFE_INTEGER / 2;
+
 async function replayOne(def: ToolDefinition, f: JournalFixture): Promise<{ problem: string; index?: number } | undefined> {
   if (f.version !== def.version) {
     return {
@@ -87,7 +90,9 @@ async function replayOne(def: ToolDefinition, f: JournalFixture): Promise<{ prob
     beforeStep: () => {
       throw new PastJournal();
     },
-    wakeClock: () => 0,
+    // Every sleep and retry delay the journal records has ended (the call went on past it): the
+    // clock reads later than any real wake time. A new `sleep(ms)` past the journal still sleeps.
+    wakeClock: () => REPLAYED_CLOCK,
     signalFor: () => undefined,
     signalToken: (name) => `fixture-signal-token-${name}`,
     signalUrl: (token) => `https://fixture.invalid/signals/${token}`,
