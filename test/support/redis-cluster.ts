@@ -59,14 +59,16 @@ export async function startRedisCluster(masters = 3): Promise<RunningRedisCluste
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < masters * 2; i++) ports.push(await freePort());
+    // Each node's cluster bus gets a free port of its own (by default it is the port + 10000,
+    // which another process may hold: a run failed on "bind: Address already in use" there).
+    const busPorts = new Map<number, number>();
     const startNode = async (port: number) => {
       const started = await startProcess(
         SERVER,
         [
           ...["--port", String(port), "--bind", "127.0.0.1", "--protected-mode", "no", "--dir", dir, "--save", "", "--appendonly", "no"],
           ...["--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--cluster-node-timeout", "2000"],
+          ...["--cluster-port", String(busPorts.get(port))],
           // A replica's first copy at once (not after the default 5 s wait for more replicas).
           ...["--repl-diskless-sync-delay", "0"],
         ],
@@ -74,7 +76,23 @@ export async function startRedisCluster(masters = 3): Promise<RunningRedisCluste
       );
       nodes.set(port, started.child);
     };
-    await Promise.all(ports.map(startNode));
+    /** A node on fresh free ports, tried again on new ones if another process took one meanwhile. */
+    const newNode = async (): Promise<number> => {
+      for (let attempt = 1; ; attempt++) {
+        const port = await freePort();
+        let bus = await freePort();
+        while (bus === port) bus = await freePort();
+        busPorts.set(port, bus);
+        try {
+          await startNode(port);
+          return port;
+        } catch (error) {
+          if (attempt >= 5 || !String((error as Error).message).includes("Address already in use")) throw error;
+        }
+      }
+    };
+    const ports: number[] = [];
+    for (let i = 0; i < masters * 2; i++) ports.push(await newNode());
     await run(CLI, ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "1", "--cluster-yes"]);
     // Every node agrees the cluster is up, and every replica is in sync with its master.
     await until(async () => {
