@@ -18,9 +18,19 @@ const LEASE_MS = 300;
 const SWEEP_MS = 50;
 // Past the lease and a sweep: long enough for a takeover to happen while the operation waits.
 const PAUSE_MS = LEASE_MS + 2 * SWEEP_MS + 50;
-const open: Array<{ close(): Promise<void> }> = [];
+// Runs in flight at once. Each run has stores and instances of its own (nothing is shared but the
+// signing keys), and a run spends nearly all its time waiting — on a stall past the lease, a
+// sleep, a retry delay, a signal's timeout — so four at a time take a quarter of the time one at a
+// time does (measured in the commit that brought this in) with the same checks on each.
+// MCP_YIELD_FAULT_RUNS=1 runs them one at a time, to tell a run's fault from a neighbour's load.
+const RUNS_AT_ONCE = Math.max(1, Number(process.env.MCP_YIELD_FAULT_RUNS ?? 4) || 1);
+// What a run opened and has not closed yet: closed by afterEach if a test ends early.
+const open = new Set<{ close(): Promise<void> }>();
 afterEach(async () => {
-  for (const o of open.splice(0).reverse()) await o.close();
+  for (const o of [...open].reverse()) {
+    open.delete(o);
+    await o.close();
+  }
 });
 
 async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { kind: FaultKind; at: number }) {
@@ -34,7 +44,8 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
   // connection would (tasks/get takes over a task whose lease ran out): the successor when the
   // first instance stalls or loses its store.
   const standby = instance(inner);
-  open.push(inner, runtime, standby);
+  const mine = [inner, runtime, standby];
+  for (const o of mine) open.add(o);
   const log: StepRuns["log"] = new Map();
   const def = shape.def({ by: "owner", log });
   runtime.define([def]);
@@ -53,8 +64,25 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
   await standby.idle();
   // Closed run by run (not at the test's end): hundreds of runs would otherwise hold hundreds of
   // connections (PostgreSQL allows 100).
-  for (const o of open.splice(open.length - 3).reverse()) await o.close();
+  for (const o of mine.reverse()) {
+    open.delete(o);
+    await o.close();
+  }
   return { result, runs: log, operations, failed: [...store.failed], stalledAt: store.stalledAt };
+}
+
+/** `run` over every item, at most `atOnce` at a time; the results in the items' order. */
+async function inBatches<T, R>(items: readonly T[], atOnce: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await run(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, worker));
+  return results;
 }
 
 /** The suite on one store: `makeStore` gives a fresh, empty namespace of it each time. */
@@ -69,29 +97,29 @@ export function faultSuite(_name: string, makeStore: () => Promise<Store>): void
         expect([...clean.runs.values()].every((starts) => starts.length === 1)).toBe(true);
         const violations: string[] = [];
         let reruns = 0;
-        for (const kind of KINDS) {
-          for (let at = 1; at <= clean.operations; at++) {
-            const run = await runOnce(makeStore, shape, { kind, at });
-            const where = `${kind} fault at operation ${at}/${clean.operations} (${run.failed.join(", ") || "not reached"})`;
-            const twice = [...run.runs].filter(([, starts]) => starts.length > 1);
-            // A stalled task run: the step it had started (or finished but not recorded) while its
-            // store stalled may run once more under its key, by the run that took the task over
-            // (on the other instance, or a new run on this one). So the doubled step's first run is
-            // the stalled instance's, begun before its store answered again; a step the stalled run
-            // began after that, beside its successor, is a violation.
-            const stallEnd = (run.stalledAt ?? Infinity) + PAUSE_MS;
-            // Steps at once (a shape that runs them): each of those in flight may run once more.
-            const inFlightAtStall = ([, starts]: (typeof twice)[number]) => starts.length === 2 && starts[0]!.by === "owner" && starts[0]!.at < stallEnd;
-            const inFlight = kind === "pause" && shape.tasks === true && twice.length >= 1 && (twice.length === 1 || shape.parallelSteps === true) && twice.every(inFlightAtStall);
-            if (inFlight) reruns++;
-            else if (twice.length > 0)
-              violations.push(
-                `${where}: ${twice.map(([k, starts]) => `${k} ran ${starts.length} times (${starts.map((s) => `by the ${s.by} ${run.stalledAt === undefined ? "" : `${Math.round(s.at - run.stalledAt)} ms after the stall began`}`).join(", ")})`).join("; ")}`,
-              );
-            if (!("text" in run.result.outcome)) violations.push(`${where}: the client was left with ${run.result.outcome.error}`);
-            else if (run.result.outcome.text !== (clean.result.outcome as { text: string }).text)
-              violations.push(`${where}: result ${JSON.stringify(run.result.outcome.text)}, fault-free ${JSON.stringify((clean.result.outcome as { text: string }).text)}`);
-          }
+        const faults = KINDS.flatMap((kind) => Array.from({ length: clean.operations }, (_, i) => ({ kind, at: i + 1 })));
+        const runs = await inBatches(faults, RUNS_AT_ONCE, (fault) => runOnce(makeStore, shape, fault));
+        for (const [i, run] of runs.entries()) {
+          const { kind, at } = faults[i]!;
+          const where = `${kind} fault at operation ${at}/${clean.operations} (${run.failed.join(", ") || "not reached"})`;
+          const twice = [...run.runs].filter(([, starts]) => starts.length > 1);
+          // A stalled task run: the step it had started (or finished but not recorded) while its
+          // store stalled may run once more under its key, by the run that took the task over
+          // (on the other instance, or a new run on this one). So the doubled step's first run is
+          // the stalled instance's, begun before its store answered again; a step the stalled run
+          // began after that, beside its successor, is a violation.
+          const stallEnd = (run.stalledAt ?? Infinity) + PAUSE_MS;
+          // Steps at once (a shape that runs them): each of those in flight may run once more.
+          const inFlightAtStall = ([, starts]: (typeof twice)[number]) => starts.length === 2 && starts[0]!.by === "owner" && starts[0]!.at < stallEnd;
+          const inFlight = kind === "pause" && shape.tasks === true && twice.length >= 1 && (twice.length === 1 || shape.parallelSteps === true) && twice.every(inFlightAtStall);
+          if (inFlight) reruns++;
+          else if (twice.length > 0)
+            violations.push(
+              `${where}: ${twice.map(([k, starts]) => `${k} ran ${starts.length} times (${starts.map((s) => `by the ${s.by} ${run.stalledAt === undefined ? "" : `${Math.round(s.at - run.stalledAt)} ms after the stall began`}`).join(", ")})`).join("; ")}`,
+            );
+          if (!("text" in run.result.outcome)) violations.push(`${where}: the client was left with ${run.result.outcome.error}`);
+          else if (run.result.outcome.text !== (clean.result.outcome as { text: string }).text)
+            violations.push(`${where}: result ${JSON.stringify(run.result.outcome.text)}, fault-free ${JSON.stringify((clean.result.outcome as { text: string }).text)}`);
         }
         console.log(
           `${_name} / ${shape.name}: ${clean.operations} operations × ${KINDS.length} fault kinds = ${clean.operations * KINDS.length} runs, ${violations.length} violations, ${reruns} in-flight steps run again after a stall`,
