@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 // Three projects, one folder glob each (test/README.md says which test goes where):
 // - fast: test/<layer>/ (one folder per src/ layer), test/architecture/ and the few files at
 //   test/'s root — in-process, or against the Redis and PostgreSQL the machine runs;
-// - faults: test/faults/ — every store operation failed in turn, every way (minutes of CPU), a
+// - faults: test/faults/ — every store operation failed in turn, every way (minutes of waiting), a
 //   project of its own so the fast tests can run alone (on Node 22 and 24 in CI: `npm run test:node`);
 // - system: test/system/ — real processes, real installs, the public conformance suite, heap
 //   measurements. One file at a time and after the others, so on a busy 2-core machine they do
