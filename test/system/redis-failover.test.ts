@@ -64,8 +64,10 @@ async function crashAfterCharge(minReplicas: number): Promise<{ charges: number;
     return store;
   };
   const runtimes: Runtime[] = [];
+  // What the store told the instances: printed if the test fails.
+  const errors: unknown[] = [];
   const instance = (on: Store) => {
-    const r = createRuntime({ state: { keys }, store: on, onError: () => {}, tasks: { leaseMs: 4000, sweepMs: 100 } });
+    const r = createRuntime({ state: { keys }, store: on, onError: (e) => errors.push(e), tasks: { leaseMs: 4000, sweepMs: 100 } });
     r.define([pay]);
     runtimes.push(r);
     return r;
@@ -74,7 +76,10 @@ async function crashAfterCharge(minReplicas: number): Promise<{ charges: number;
   // A second instance on its own connection: it takes over when the first cannot go on.
   const b = instance(await crashing());
   try {
-    const { taskId } = (await a.callTool(pay, { name: "pay", arguments: {} }, TASKS)) as { taskId: string };
+    // As a client does: `store_unavailable` (here, a replica that has not acknowledged the new
+    // task's record within the WAIT) is tried again.
+    const retryable = (e: unknown) => ((e as { data?: { reason?: string } }).data?.reason === "store_unavailable" ? undefined : Promise.reject(e));
+    const { taskId } = (await until(() => a.callTool(pay, { name: "pay", arguments: {}, _meta: { idempotencyKey: "pay-1" } }, TASKS).catch(retryable), 30_000)) as { taskId: string };
     taskKey = prefix + `task:${taskId}`;
     const dead = await until(async () => killed, 30_000);
     // Its replica took over; the killed master comes back as a replica of it.
@@ -85,6 +90,9 @@ async function crashAfterCharge(minReplicas: number): Promise<{ charges: number;
       return t?.status === "completed" ? t : undefined;
     }, 60_000);
     return { charges, text: done.result!.content[0]!.text };
+  } catch (error) {
+    console.error("the instances were told:", errors);
+    throw error;
   } finally {
     for (const r of runtimes) await r.close();
     for (const s of inners) await s.close();
