@@ -27,6 +27,7 @@ export {
   type ToolContent,
   type ToolError,
   type TaskSupport,
+  type TaskFailure,
   type TaskFrom,
   type IdempotencyContext,
   type ToolReturn,

@@ -81,6 +81,16 @@ export type TaskSupport = "never" | "optional" | "required";
  */
 export type TaskFrom = "start" | "runAsTask";
 
+/**
+ * What becomes of a task when a step runs out of attempts (`StepFailedError`) or its replay
+ * diverges (the code changed under it): `"hold"` (default) keeps it `working`, held by nobody,
+ * its status message "needs attention: <reason>", until an operator retries it (`tasks retry`:
+ * it goes on from the failed step, completed steps not run again) or fails it (`tasks fail`) —
+ * within its lifetime; `"fail"` ends it at once (a failed step: `completed` with an error
+ * result, as a foreground call; a divergence: `failed`).
+ */
+export type TaskFailure = "hold" | "fail";
+
 /** A tool defined with `tool(...)`: its listing, input and output schemas, task support and `run`. */
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown> extends CodeVersions {
   readonly type: "tool";
@@ -93,6 +103,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, R = unknown
   readonly version: string | undefined;
   readonly task: TaskSupport;
   readonly taskFrom: TaskFrom;
+  /** What becomes of a task whose step runs out of attempts or whose replay diverges (see `TaskFailure`). */
+  readonly onTaskFailure: TaskFailure;
   /** The key a first request without one of its own is made idempotent under (see `tool`'s `idempotencyKey`). */
   readonly idempotencyKey: ((input: z.output<I>, ctx: IdempotencyContext) => string | undefined) | undefined;
   run(input: z.output<I>, ctx: RunContext): RunGenerator<R>;
@@ -170,6 +182,8 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
   task?: TaskSupport | undefined;
   /** Where a task-run call becomes a task (default `"start"`). */
   taskFrom?: TaskFrom | undefined;
+  /** A task whose step runs out of attempts or whose replay diverges: held for an operator (`"hold"`, default) or ended (`"fail"`). */
+  onTaskFailure?: TaskFailure | undefined;
   /**
    * For clients that send no `_meta.idempotencyKey`: a key derived from the arguments (e.g. an
    * order id), under which a first request is answered once — a repeat gets the first one's
@@ -182,8 +196,21 @@ export function tool<I extends z.ZodObject, O extends z.ZodType | undefined = un
   if (task !== "never" && task !== "optional" && task !== "required") throw new TypeError(`tool "${spec.name}": task must be "never", "optional" or "required"`);
   const taskFrom = spec.taskFrom ?? "start";
   if (taskFrom !== "start" && taskFrom !== "runAsTask") throw new TypeError(`tool "${spec.name}": taskFrom must be "start" or "runAsTask"`);
+  const onTaskFailure = spec.onTaskFailure ?? "hold";
+  if (onTaskFailure !== "hold" && onTaskFailure !== "fail") throw new TypeError(`tool "${spec.name}": onTaskFailure must be "hold" or "fail"`);
   if (spec.idempotencyKey !== undefined && typeof spec.idempotencyKey !== "function") throw new TypeError(`tool "${spec.name}": idempotencyKey must be a function (args, ctx) => string | undefined`);
-  return { type: "tool", ...common("tool", spec), title: spec.title, description: spec.description, input: spec.input, output: spec.output, task, taskFrom, idempotencyKey: spec.idempotencyKey };
+  return {
+    type: "tool",
+    ...common("tool", spec),
+    title: spec.title,
+    description: spec.description,
+    input: spec.input,
+    output: spec.output,
+    task,
+    taskFrom,
+    onTaskFailure,
+    idempotencyKey: spec.idempotencyKey,
+  };
 }
 
 /** One argument of a prompt, as `prompts/list` shows it. */

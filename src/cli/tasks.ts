@@ -12,6 +12,11 @@ export const tasksUsage = `  mcp-yield tasks list [--status S[,S…]] [--tool NA
                                      what it waits for, its outcome
   mcp-yield tasks cancel <task id> [--json]
                                      cancel as tasks/cancel does: at once, or by its run at its next heartbeat
+  mcp-yield tasks retry <task id> [--json]
+                                     go on with a task held for an operator ("needs attention"): from its failed
+                                     step (completed steps are not run again), or replayed by the code deployed since
+  mcp-yield tasks fail <task id> [--reason TEXT] [--json]
+                                     end a held task: failed, with the reason as its message
     store: --redis URL | --redis-cluster URL,URL... [--redis-prefix P] | --postgres URL [--postgres-schema S]
            (or MCP_YIELD_REDIS_URL, MCP_YIELD_REDIS_CLUSTER, MCP_YIELD_REDIS_PREFIX, MCP_YIELD_POSTGRES_URL,
            MCP_YIELD_POSTGRES_SCHEMA)`;
@@ -56,7 +61,7 @@ function statuses(text: string | undefined): TaskStatus[] | undefined {
   return list as TaskStatus[];
 }
 
-/** `mcp-yield tasks <list|show|cancel> …`; returns the exit code. */
+/** `mcp-yield tasks <list|show|cancel|retry|fail> …`; returns the exit code. */
 export async function tasksCommand(args: readonly string[], env: Record<string, string | undefined>, out: (line: string) => void): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseCommand(rest, {
@@ -66,8 +71,10 @@ export async function tasksCommand(args: readonly string[], env: Record<string, 
     status: { type: "string" },
     tool: { type: "string" },
     limit: { type: "string" },
+    reason: { type: "string" },
   });
-  if (sub !== "list" && sub !== "show" && sub !== "cancel") throw new TypeError(`tasks takes list, show or cancel, got ${JSON.stringify(sub ?? "")}`);
+  if (sub !== "list" && sub !== "show" && sub !== "cancel" && sub !== "retry" && sub !== "fail") throw new TypeError(`tasks takes list, show, cancel, retry or fail, got ${JSON.stringify(sub ?? "")}`);
+  if (values.reason !== undefined && sub !== "fail") throw new TypeError("--reason goes with tasks fail");
   if (sub === "list" ? positionals.length > 0 : positionals.length !== 1)
     throw new TypeError(sub === "list" ? "tasks list takes no task id (filter with --status and --tool)" : `tasks ${sub} takes one task id`);
   const limit = values.limit === undefined ? undefined : Number(values.limit);
@@ -99,7 +106,7 @@ export async function tasksCommand(args: readonly string[], env: Record<string, 
       print(t, () => detail(t));
       return 0;
     }
-    const status = await admin.cancel(id);
+    const status = sub === "cancel" ? await admin.cancel(id) : sub === "retry" ? await admin.retry(id) : await admin.fail(id, values.reason);
     if (status === undefined) throw new Error(`no task ${JSON.stringify(id)} in this store (never made, or expired)`);
     const after = (await admin.show(id))!;
     print({ taskId: id, status: after.status, state: after.state }, () => [`task ${id}: ${after.status === "working" ? after.state : after.status}`]);

@@ -7,3 +7,4 @@ export { type JournalRecord, type StateHeader, type StatePayload, parseHeader, h
 export { requestOf, inputRequestsJson, type AskPart, describeAskChange, fingerprintOf, canFingerprint, subKey, defaultKey, branchKey, raceFingerprints, waitsOn } from "./fingerprint.js";
 export { encodeOutcome, decodeOutcome } from "./outcome.js";
 export { describeFingerprint } from "./describe.js";
+export { withoutFailedAttempts } from "./failed-attempts.js";

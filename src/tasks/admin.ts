@@ -4,7 +4,8 @@ import { digestOf } from "../state/index.js";
 import { createPrincipalBytes, createStoreClock, monotonicNow, type Store } from "../store/index.js";
 import type { TaskStatus } from "../wire/index.js";
 import type { TaskRecord } from "./record/record.js";
-import { cancel as cancelTask, stateOf } from "./record/transitions.js";
+import { withoutFailedAttempts } from "../journal/journal.js";
+import { cancel as cancelTask, failHeld, retryHeld, stateOf } from "./record/transitions.js";
 import { createTaskRecords, TASKS } from "./record/record-store.js";
 
 // Operating tasks from outside the servers (`npx mcp-yield tasks …`, or code of your own): list
@@ -63,6 +64,18 @@ export interface TaskAdmin {
    * for no such task.
    */
   cancel(taskId: string): Promise<TaskStatus | undefined>;
+  /**
+   * Go on with a task held for an operator ("needs attention"): from the failed step, started
+   * over at attempt 1 (completed steps are not run again), or — a divergence — replayed by the
+   * code deployed since. It keeps its id; whichever instance sweeps next runs it. Returns its
+   * status (`working`), `undefined` for no such task; throws for a task that is not held.
+   */
+  retry(taskId: string): Promise<TaskStatus | undefined>;
+  /**
+   * End a held task: `failed`, with `reason` as its message (default: why it was held). Returns
+   * `failed`, `undefined` for no such task; throws for a task that is not held (cancel it instead).
+   */
+  fail(taskId: string, reason?: string): Promise<TaskStatus | undefined>;
   /** The task's journal as a fixture for `replayFixtures` (no principal, no secret); `undefined` for no such task. */
   exportFixture(taskId: string): Promise<JournalFixture | undefined>;
 }
@@ -99,6 +112,8 @@ function describeState(r: TaskRecord, now: number): string {
             ? `waiting in a race${on} until ${new Date(state.until).toISOString()}`
             : `waiting in a race${on}: its timer ended at ${new Date(state.until).toISOString()}, due to go on at the next sweep`;
         }
+        case "held":
+          return `needs attention since ${new Date(state.since).toISOString()}: ${state.reason} (tasks retry or tasks fail)`;
         case "asleep":
           return state.wake > now ? `asleep until ${new Date(state.wake).toISOString()}` : `woke at ${new Date(state.wake).toISOString()}, due to go on at the next sweep`;
         case "running": {
@@ -125,6 +140,16 @@ function summaryOf(r: TaskRecord, now: number, principals: boolean): TaskSummary
     principal: r.principal === undefined ? null : principals ? r.principal : digestOf(r.principal).slice(0, 16),
     records: r.journal.length,
   };
+}
+
+/** What a retry or a fail of a held task did: its status, or why it could not. */
+function held(taskId: string, action: "retry" | "fail", { record, written }: { record: TaskRecord | undefined; written: boolean }): TaskStatus | undefined {
+  if (record === undefined) return undefined;
+  if (!written)
+    throw new Error(
+      `task ${taskId} is not held for an operator (it is ${describeState(record, Date.now())}): only a held task can be ${action === "retry" ? "retried" : "failed"}${action === "fail" ? " — cancel it instead" : ""}`,
+    );
+  return record.status;
 }
 
 /** The operator's view of the tasks in `store` (the one the servers share). */
@@ -197,6 +222,16 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
         records: r.journal,
         end,
       };
+    },
+
+    async retry(taskId) {
+      await time.sync();
+      return held(taskId, "retry", await records.update(taskId, (r) => retryHeld(r, time.now(), withoutFailedAttempts)));
+    },
+
+    async fail(taskId, reason) {
+      if (reason !== undefined && (typeof reason !== "string" || reason.trim() === "")) throw new TypeError("fail: the reason must be a non-empty string");
+      return held(taskId, "fail", await records.update(taskId, (r) => failHeld(r, reason)));
     },
 
     async cancel(taskId) {

@@ -12,6 +12,7 @@ import { type SharedStoreKind, sharedStores } from "../support/stores.js";
 import { redisClusterAvailable, startRedisCluster } from "../support/redis-cluster.js";
 import { createRedisStore } from "mcp-yield/redis";
 import { tamperedEnd } from "../support/tamper.js";
+import { until } from "../support/instances.js";
 
 // Operating tasks in production: `npx mcp-yield tasks list|show|cancel` against the store the
 // servers share (Redis or PostgreSQL), and saved journals (`npx mcp-yield export`) replayed
@@ -113,6 +114,26 @@ const spin = tool({
     return "never";
   },
 });
+// Its card service is down until `cardService.up`: the task is held once `charge` runs out of attempts.
+const cardService = { up: false, charges: 0 };
+const charge = tool({
+  name: "charge",
+  description: "",
+  input: z.object({}),
+  task: "required",
+  async *run() {
+    const receipt = yield* step(
+      "charge",
+      () => {
+        cardService.charges++;
+        if (!cardService.up) throw new Error("card service down");
+        return "R-1";
+      },
+      { retry: { attempts: 2, initialMs: 5 } },
+    );
+    return receipt;
+  },
+});
 const quick = tool({
   name: "quick",
   description: "",
@@ -189,6 +210,42 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     expect((await cli(["tasks", "cancel", ids.quick, ...flags()])).out).toBe(`task ${ids.quick}: completed`);
   }, 60_000);
 
+  it("a task held for an operator: list and show say why, retry continues it to completion on another instance, fail ends one", async () => {
+    const store: Store = await kind.make();
+    const first = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { leaseMs: 2000, sweepMs: 50 } });
+    open.push(store, first);
+    first.define([charge]);
+    cardService.up = false;
+    cardService.charges = 0;
+    const start = async () => ((await first.callTool(charge, { name: "charge", arguments: {} }, info)) as { taskId: string }).taskId;
+    const [retried, failed] = [await start(), await start()];
+    for (const id of [retried, failed]) await until(async () => ((await createTaskAdmin({ store }).show(id))?.statusMessage?.startsWith("needs attention") ? true : undefined));
+    const rows = jsonOf(await cli(["tasks", "list", ...flags(), "--json", "--tool", "charge"])) as Array<Record<string, unknown>>;
+    expect(rows.find((r) => r.taskId === retried)).toMatchObject({
+      status: "working",
+      statusMessage: 'needs attention: step("charge") failed after 2 attempts: Error: card service down',
+      state: expect.stringMatching(/^needs attention since \S+Z: step\("charge"\) failed after 2 attempts: Error: card service down \(tasks retry or tasks fail\)$/),
+    });
+    expect((await cli(["tasks", "show", retried, ...flags()])).out).toContain(`task ${retried}: working — needs attention since`);
+    // Fixed: the instance that held it is gone; retried, another one completes it.
+    await first.close();
+    cardService.up = true;
+    const second = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { leaseMs: 2000, sweepMs: 50 } });
+    open.push(second);
+    second.define([charge]);
+    const retry = await cli(["tasks", "retry", retried, ...flags(), "--json"]);
+    expect(jsonOf(retry)).toMatchObject({ taskId: retried, status: "working" });
+    const done = await settled(second, retried, (s) => s === "completed");
+    expect(done.result).toMatchObject({ content: [{ type: "text", text: "R-1" }] });
+    expect(cardService.charges).toBe(2 + 2 + 1);
+    const ended = await cli(["tasks", "fail", failed, ...flags(), "--reason", "refunded by hand"]);
+    expect(ended).toMatchObject({ code: 0, out: `task ${failed}: failed` });
+    expect(await second.getTask({ taskId: failed }, info)).toMatchObject({ status: "failed", statusMessage: "refunded by hand" });
+    // Neither applies to a task that is not held; --reason only to fail.
+    expect(await cli(["tasks", "retry", retried, ...flags()])).toMatchObject({ code: 1, err: expect.stringContaining("is not held for an operator (it is completed)") });
+    expect(await cli(["tasks", "retry", retried, ...flags(), "--reason", "x"])).toMatchObject({ code: 1, err: expect.stringContaining("--reason goes with tasks fail") });
+  }, 60_000);
+
   it("says clearly what is wrong: no store, an unknown task, a bad filter, an unknown option", async () => {
     expect(await cli(["tasks", "list"])).toMatchObject({ code: 1, err: expect.stringContaining("no store named: tasks live in the store the servers share") });
     expect(await cli(["tasks", "show", "nope", ...flags()])).toMatchObject({ code: 1, err: expect.stringContaining('no task "nope" in this store') });
@@ -203,7 +260,7 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     });
     expect(await cli(["tasks", "list", ...flags(), "--limit", "0"])).toMatchObject({ code: 1, err: expect.stringContaining("--limit must be a positive integer") });
     expect(await cli(["tasks", "list", ...flags(), "--bogus"])).toMatchObject({ code: 1, err: expect.stringMatching(/Unknown option '--bogus'/) });
-    expect(await cli(["tasks", "purge"])).toMatchObject({ code: 1, err: expect.stringContaining("tasks takes list, show or cancel") });
+    expect(await cli(["tasks", "purge"])).toMatchObject({ code: 1, err: expect.stringContaining("tasks takes list, show, cancel, retry or fail") });
     expect(await cli(["tasks", "list", "--redis", REDIS_URL, "--postgres", POSTGRES_URL])).toMatchObject({ code: 1, err: expect.stringContaining("give one") });
     if (kind.name === "postgres") {
       // An operator's command never creates tables: a wrong schema is said to be one.

@@ -199,6 +199,8 @@ describe("step retries", () => {
       description: "",
       input: z.object({ fatal: z.boolean() }),
       task: "required",
+      // Ended at once, not held for an operator (test/tasks/hold.test.ts holds them).
+      onTaskFailure: "fail",
       async *run({ fatal }) {
         yield* step(
           "call",
@@ -231,6 +233,7 @@ describe("step retries", () => {
       description: "",
       input: z.object({}),
       task: "required",
+      onTaskFailure: "fail",
       async *run() {
         return yield* step(
           "call",

@@ -72,6 +72,12 @@ export const taskRecord = z.object({
   refusedSignal: z.object({ wait: z.string(), reason: z.string(), at: z.number() }).optional(),
   /** Waits that are over (`name#ordinal`): their tokens are refused. */
   closed: z.array(z.string()).optional(),
+  /**
+   * A task held for an operator (its step ran out of attempts, or its replay diverged): working,
+   * held by nobody, never due, until `tasks retry` or `tasks fail` (or a cancel, or its lifetime).
+   * `step`: the step whose attempts a retry starts over.
+   */
+  held: z.object({ kind: z.enum(["step_failed", "journal_divergence"]), reason: z.string(), at: z.number(), step: z.string().optional() }).optional(),
   /** A task ended by its lifetime: its record is kept until then (store clock) so its outcome can be read. */
   keptUntil: z.number().optional(),
   cancel: z.literal(true).optional(),

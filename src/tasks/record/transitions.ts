@@ -17,6 +17,8 @@ import { isTerminal, type TaskRecord, wireKeyFor } from "./record.js";
 //                              ├─ awaitRace ───► working·racing ─── signal | wake ────► working·running
 //                              ├─ park (a race's asks) ► input_required ─ answer (any key) | signal | wake ─► working·running
 //                              ├─ release ─────► working·running, lease expired ─ wake (take over) ─► working·running
+//                              ├─ hold ────────► working·held ───── retryHeld ─────────► working·asleep (due now)
+//                              │                                └─ failHeld ──────────► failed
 //                              ├─ complete ────► completed
 //                              ├─ fail ────────► failed
 //                              └─ cancel ──────► cancelled  (from any state but a terminal one)
@@ -40,7 +42,7 @@ export interface Holder {
 export type Lease = NonNullable<TaskRecord["lease"]>;
 
 /** The phases of a working task. */
-export type WorkingPhase = "running" | "asleep" | "awaiting_signal" | "racing";
+export type WorkingPhase = "running" | "asleep" | "awaiting_signal" | "racing" | "held";
 
 /**
  * A task record as the union of its states, discriminated by `status` and, while working, by
@@ -52,6 +54,7 @@ export type TaskState =
   | { status: "working"; phase: "asleep"; wake: number }
   | { status: "working"; phase: "awaiting_signal"; signal: string; ordinal: number; deadline: number | undefined }
   | { status: "working"; phase: "racing"; signals: string[]; until: number | undefined }
+  | { status: "working"; phase: "held"; reason: string; since: number }
   | { status: "input_required"; wireKeys: string[] }
   | { status: "completed"; result: Record<string, unknown> }
   | { status: "failed"; error: { code: number; message: string; data?: unknown } }
@@ -61,6 +64,7 @@ export type TaskState =
 export function stateOf(r: TaskRecord): TaskState {
   switch (r.status) {
     case "working":
+      if (r.lease === undefined && r.held !== undefined) return { status: "working", phase: "held", reason: r.held.reason, since: r.held.at };
       if (r.lease === undefined && r.awaits !== undefined) return { status: "working", phase: "awaiting_signal", signal: r.awaits.name, ordinal: r.awaits.i, deadline: r.awaits.deadline };
       if (r.lease === undefined && r.race !== undefined) return { status: "working", phase: "racing", signals: r.race.w.map((w) => w.name), until: r.race.until };
       if (r.lease === undefined && r.wake !== undefined) return { status: "working", phase: "asleep", wake: r.wake };
@@ -375,7 +379,7 @@ export function keepEarly(r: TaskRecord, name: string, ordinal: number, value: u
 export function wake(r: TaskRecord, now: number, newRun: NewRun): TaskRecord | false {
   // A race's asks wait for answers, unless its timer ended.
   const racingAsks = r.status === "input_required" && r.race !== undefined && r.wake !== undefined;
-  if ((r.status !== "working" && !racingAsks) || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
+  if ((r.status !== "working" && !racingAsks) || r.held !== undefined || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
   const { wake: _wake, ...rest } = askingNoMore(r);
   return { ...rest, ...newRun(rest) };
 }
@@ -413,6 +417,7 @@ export const OUTCOME_KEPT_MS = 10 * 60_000;
 /** What a task reaching its lifetime was doing, for its failure's message. */
 function doing(r: TaskRecord): string {
   if (r.status === "input_required") return "waiting for answers to its asks";
+  if (r.held !== undefined && r.lease === undefined) return `held for an operator (${r.held.reason})`;
   if (r.awaits !== undefined && r.lease === undefined) return `waiting for signal "${r.awaits.name}"`;
   if (r.race !== undefined && r.lease === undefined) return "waiting in a race";
   if (r.wake !== undefined && r.lease === undefined) return "asleep";
@@ -442,4 +447,42 @@ export function cancel(r: TaskRecord, now: number): TaskRecord | false {
   if (isTerminal(r.status) || r.cancel === true) return false;
   const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > now;
   return runningElsewhere ? { ...r, cancel: true } : { ...cancelled(r), cancel: true };
+}
+
+/** Why a task is held for an operator. */
+export type Hold = Omit<NonNullable<TaskRecord["held"]>, "at">;
+
+/** The status message of a held task. */
+export const heldMessage = (reason: string): string => `needs attention: ${reason}`;
+
+/**
+ * The run holds the task for an operator instead of ending it (`onTaskFailure: "hold"`): working,
+ * held by nobody, never due (no lease, no wake), its journal as the store has it — every step
+ * the run completed is in it already.
+ */
+export function hold(r: TaskRecord, holder: Holder, why: Hold, now: number): TaskRecord | false {
+  if (!owns(r, holder)) return false;
+  const { wake: _wake, ...rest } = unheld(r);
+  return { ...rest, ...NO_ASKS, message: heldMessage(why.reason), held: { ...why, at: now } };
+}
+
+/**
+ * An operator retries a held task: due now (whichever instance sweeps next runs it), its journal
+ * cut before the failed step's attempts (`cut`, from `journal.ts`'s `beforeFailedAttempts`) so
+ * the step starts over at attempt 1 under the same key; a diverged task replays as it is (the
+ * fix is the code deployed since). `false`: not held.
+ */
+export function retryHeld(r: TaskRecord, now: number, cut: (journal: JournalRecord[], step: string) => JournalRecord[]): TaskRecord | false {
+  if (r.status !== "working" || r.held === undefined || r.cancel === true) return false;
+  const { held, message: _message, ...rest } = r;
+  return { ...rest, journal: held.step === undefined ? r.journal : cut(r.journal, held.step), wake: now };
+}
+
+/** An operator ends a held task: failed, with `reason` (or why it was held). `false`: not held. */
+export function failHeld(r: TaskRecord, reason: string | undefined): TaskRecord | false {
+  const held = r.held;
+  if (r.status !== "working" || held === undefined) return false;
+  const { held: _held, ...rest } = unheld(r);
+  const message = reason ?? `Failed by an operator: ${held.reason}`;
+  return { ...rest, ...NO_ASKS, status: "failed", message, error: { code: -32603, message, data: { reason: "failed_by_operator", held: held.reason } } };
 }

@@ -4,7 +4,8 @@ import { ErrorCode, ProtocolError } from "../../wire/index.js";
 import type { CallContext } from "../../replay/call-context.js";
 import { withRefusals } from "../../replay/answers.js";
 import { isRetired, type ToolDefinition } from "../../authoring/definitions.js";
-import { AuthorCodeError, authorFailureText, CodeUnknownError, type ErrorInfo } from "../../replay/errors.js";
+import { StepFailedError } from "../../authoring/effects.js";
+import { AuthorCodeError, authorFailureText, CodeUnknownError, DivergenceError, type ErrorInfo } from "../../replay/errors.js";
 import type { LiveCalls } from "../../replay/live-calls.js";
 import type { RoundOutcome } from "../../replay/round/round.js";
 import { errorToolResult, ResultShapeError, shapeToolResult } from "../../authoring/results.js";
@@ -70,6 +71,10 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
     }
     if (def.version !== record.version) {
       const message = `The tool "${def.name}" changed version (from ${JSON.stringify(record.version ?? null)} to ${JSON.stringify(def.version ?? null)}) while the task ran`;
+      if (def.onTaskFailure === "hold") {
+        await holdFor(record, { kind: "journal_divergence", reason: `journal_divergence: ${message}` }, new Error(`task ${record.id}: ${message}`), run);
+        return undefined;
+      }
       await finish(record.id, { status: "failed", message: "The tool changed", error: { code: ErrorCode.InvalidParams, message, data: { reason: "journal_divergence" } } }, run);
       return undefined;
     }
@@ -176,6 +181,24 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
     await finish(record.id, { status: "completed", result: errorToolResult(authorFailureText("Tool", def.name)), journal }, run);
   }
 
+  /**
+   * Hold the task for an operator (`onTaskFailure: "hold"`) instead of ending it; the error that
+   * held it goes to `onError` as an ending would.
+   */
+  async function holdFor(record: TaskRecord, why: transition.Hold, error: unknown, run: string | undefined): Promise<void> {
+    report(error, infoOf(record));
+    await update(record.id, (r) => transition.hold(r, holderOf(run), why, time.now()));
+  }
+
+  /** Why a run's failure holds its task (`undefined`: it ends it): a step out of attempts, a divergence. */
+  function holdReason(def: ToolDefinition, error: unknown): transition.Hold | undefined {
+    if (def.onTaskFailure !== "hold") return undefined;
+    const cause = error instanceof AuthorCodeError ? error.cause : error;
+    if (cause instanceof StepFailedError) return { kind: "step_failed", reason: cause.message, step: cause.step };
+    if (cause instanceof DivergenceError) return { kind: "journal_divergence", reason: `journal_divergence: ${cause.what}` };
+    return undefined;
+  }
+
   /** Give the task back for an instance that has the code it was recorded by; this one leaves it alone a while. */
   async function handBack(record: TaskRecord, error: CodeUnknownError, run: string | undefined): Promise<void> {
     lack(record.id);
@@ -196,6 +219,8 @@ export function createRunEnds({ me, defs, update, report, parked, clock, ttlMs, 
       await update(id, (r) => transition.release(r, holderOf(run)));
     } else if (error instanceof StoreError) {
       report(error, infoOf(record)); // the lease runs out; another instance takes over
+    } else if (holdReason(def, error) !== undefined) {
+      await holdFor(record, holdReason(def, error)!, error instanceof AuthorCodeError ? error.cause : error, run);
     } else if (error instanceof AuthorCodeError && !(error.cause instanceof ProtocolError)) {
       // Like a foreground call: the tool failed, the model sees an isError result.
       report(error.cause, infoOf(record));
