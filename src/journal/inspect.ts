@@ -1,5 +1,5 @@
 import { ASK_KINDS, askByLetter, LETTER, RACE_END_LETTER } from "../authoring/effect-kinds.js";
-import { type InspectedState, type StateCodec, StateError } from "../state/index.js";
+import { decodeValue, encodeValue, type InspectedState, type StateCodec, StateError } from "../state/index.js";
 import { describeFingerprint, type JournalRecord, parseHeader, parseLines } from "./journal.js";
 import { isSpillRef } from "./spill-ref.js";
 
@@ -59,7 +59,11 @@ function describeRecord(fp: string, value: string, asks: { n: number }): Pick<In
   if (letter === LETTER.patch) return { effect: describeFingerprint(fp), value: "true (the call takes the patched branch)" };
   if (letter === LETTER.step || letter === LETTER.now || letter === LETTER.uuid)
     return { effect: describeFingerprint(fp), value: letter === LETTER.now ? `${value} (${new Date(Number(value)).toISOString()})` : shownValue(value) };
-  if (letter === LETTER.race) return { effect: `race() begins (race-${asks.n++})`, value: value === "{}" ? "no timers" : `timers (ms since the epoch) ${shownValue(value)}` };
+  if (letter === LETTER.race) return { effect: `race() begins (race-${asks.n++})`, value: value === "{}" ? "no timers" : `timers ${raceTimers(value)}` };
+  if (letter === LETTER.sleep) return { effect: "sleep()", value: `until ${isoOf(value)}` };
+  if (letter === LETTER.attempt) return { effect: describeFingerprint(fp), value: attemptOutcome(value) };
+  if (letter === LETTER.progress) return { effect: "progress()", value: "reported" };
+  if (letter === LETTER.signal || letter === LETTER.parallel) return { effect: describeFingerprint(fp), value: shownValue(value) };
   if (letter === RACE_END_LETTER) return { effect: describeFingerprint(fp), value: raceWinner(value) };
   const effect = `${askByLetter.get(letter)?.helper ?? "an effect"} (ask #${asks.n++})`;
   if (letter === ASK_KINDS.elicit.letter || letter === ASK_KINDS.elicitUrl.letter) {
@@ -67,6 +71,37 @@ function describeRecord(fp: string, value: string, asks: { n: number }): Pick<In
     return { effect, value: letter === ASK_KINDS.elicit.letter && action === "accept" ? `accept ${shownValue(value.slice(1))}` : action };
   }
   return { effect, value: shownValue(value) };
+}
+
+/** A time recorded as ms since the epoch, as an ISO time (the text as it is when it is not one). */
+function isoOf(text: string): string {
+  const ms = Number(text);
+  return Number.isFinite(ms) && text.trim() !== "" ? new Date(ms).toISOString() : shownValue(text);
+}
+
+/** A race's timers (branch → when it ends), their times as ISO times. */
+function raceTimers(text: string): string {
+  try {
+    const timers = JSON.parse(text) as Record<string, unknown>;
+    return cut(
+      Object.entries(timers)
+        .map(([branch, at]) => `${branch} at ${typeof at === "number" ? new Date(at).toISOString() : String(at)}`)
+        .join(", "),
+    );
+  } catch {
+    return shownValue(text);
+  }
+}
+
+/** An attempt of a retrying step: its value, or how it failed. */
+function attemptOutcome(text: string): string {
+  try {
+    const outcome = decodeValue(text) as { ok?: unknown; failed?: { name: string; message: string; retry: boolean } };
+    if (outcome.failed !== undefined) return cut(`failed: ${outcome.failed.name}: ${outcome.failed.message}${outcome.failed.retry ? "" : " (not retried)"}`);
+    return `ok ${shownValue(encodeValue(outcome.ok))}`;
+  } catch {
+    return shownValue(text);
+  }
 }
 
 /** A race's end record's value: which branch won, and the value recorded for it. */
