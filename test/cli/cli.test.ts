@@ -1,3 +1,4 @@
+import { runCli } from "../support/cli.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, createStateCodec, elicit, parseKeyRing, StateConfigError, step, tool } from "mcp-yield";
@@ -78,17 +79,7 @@ describe("npx mcp-yield inspect", () => {
     )) as { requestState: string };
     return r2.requestState;
   }
-  const run = async (argv: string[], input: Partial<CliInput> = {}) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await main(
-      argv,
-      (l) => out.push(l),
-      (l) => err.push(l),
-      { env, stdin: async () => "", ...input },
-    );
-    return { code, out: out.join("\n"), err: err.join("\n") };
-  };
+  const run = (argv: string[], input: Partial<CliInput> = {}) => runCli(argv, { env, stdin: async () => "", ...input });
 
   it("shows claims, binding, round, call id, each record and the outstanding ask — and no secret", async () => {
     for (const mode of ["sealed", "signed"] as const) {

@@ -1,3 +1,4 @@
+import { runCli } from "../support/cli.js";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createRuntime, createTaskAdmin, elicit, parseKeyRing, patched, type Runtime, sleep, step, type Store, tool, waitForSignal } from "mcp-yield";
 import { replayFixtures } from "mcp-yield/testing";
-import { keygen, main } from "../../src/cli.js";
+import { keygen } from "../../src/cli.js";
 import { POSTGRES_URL } from "../support/postgres.js";
 import { REDIS_URL } from "../support/redis.js";
 import { type SharedStoreKind, sharedStores } from "../support/stores.js";
@@ -45,17 +46,7 @@ afterAll(async () => {
   for (const kind of kinds) await kind.drop();
 });
 
-async function cli(argv: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(
-    argv,
-    (l) => out.push(l),
-    (l) => err.push(l),
-    { env: { MCP_YIELD_KEYS: ring, ...env }, stdin: async () => "" },
-  );
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = (argv: string[], env: Record<string, string | undefined> = {}) => runCli(argv, { env: { MCP_YIELD_KEYS: ring, ...env }, stdin: async () => "" });
 
 /** A command's JSON output; a failure shows the command's own error. */
 function jsonOf<T = unknown>(result: { code: number; out: string; err: string }): T {

@@ -1,8 +1,9 @@
+import { runCli } from "../support/cli.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createRuntime, elicit, parseKeyRing, progress, sleep, step, tool } from "mcp-yield";
 import { createRedisStore } from "mcp-yield/redis";
-import { keygen, main } from "../../src/cli.js";
+import { keygen } from "../../src/cli.js";
 import { closedAfterEach, until } from "../support/instances.js";
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from "../support/redis.js";
 
@@ -17,17 +18,7 @@ afterAll(async () => {
   if (redisAvailable) await dropPrefix(prefix);
 });
 
-async function cli(argv: string[], stdin = ""): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(
-    argv,
-    (l) => out.push(l),
-    (l) => err.push(l),
-    { env: { MCP_YIELD_KEYS: ring }, stdin: async () => stdin },
-  );
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = (argv: string[]) => runCli(argv, { env: { MCP_YIELD_KEYS: ring }, stdin: async () => "" });
 
 // Characters a terminal acts on or reorders by: ESC (clear screen), BEL, CR, a C1 CSI, the
 // right-to-left override, a left-to-right isolate.
