@@ -91,6 +91,8 @@ export interface SleepEffect {
   readonly kind: "sleep";
   readonly until: number | undefined;
   readonly ms: number | undefined;
+  /** A retrying step's delay before its next attempt, and all its delays added up (ms, before jitter). */
+  readonly retryOf?: { readonly step: string; readonly totalMs: number } | undefined;
 }
 /** One attempt of a step that retries: its outcome is recorded, success or failure (`AttemptOutcome`). */
 export interface AttemptEffect {
@@ -237,9 +239,10 @@ export function* step<T>(name: string, fn: (signal: AbortSignal, attempt: number
     if ("ok" in outcome) return outcome.ok as Awaited<T>;
     if (!outcome.failed.retry || attempt >= retry.attempts) throw new StepFailedError(name, attempt, outcome.failed);
     // Durable: the task sleeps in the store between attempts (its wake time is recorded, so the
-    // jitter drawn here is only used the first time).
-    const delay = Math.min(retry.maxMs, retry.initialMs * retry.factor ** (attempt - 1));
-    yield* sleep(Math.round(retry.jitter ? delay * (1 - retry.jitter * Math.random()) : delay));
+    // jitter drawn here is only used the first time). A foreground round waits in process when
+    // all the delays add up to little (`FOREGROUND_RETRY_MS`).
+    const delay = retryDelay(retry, attempt);
+    yield { kind: "sleep", until: undefined, ms: Math.round(retry.jitter ? delay * (1 - retry.jitter * Math.random()) : delay), retryOf: { step: name, totalMs: totalDelay(retry) } };
   }
 }
 
@@ -247,9 +250,11 @@ export function* step<T>(name: string, fn: (signal: AbortSignal, attempt: number
 export interface StepOptions {
   /**
    * Try the step again when it throws: each attempt's outcome is recorded, the delay before the
-   * next is a durable `sleep` (so retries need a task), and every attempt sees the same
-   * `ctx.idempotencyKey`. Throw `NonRetryableError` to stop at once. When attempts run out, the
-   * step throws `StepFailedError` (the call fails like any author failure: `onError`, `isError`).
+   * next is a durable `sleep` in a task; in a foreground call the round waits in process when
+   * all the delays add up to at most `FOREGROUND_RETRY_MS` (1 s) — longer backoffs need a task.
+   * Every attempt sees the same `ctx.idempotencyKey`. Throw `NonRetryableError` to stop at
+   * once. When attempts run out, the step throws `StepFailedError` (uncaught in a task: held for
+   * an operator, see `TaskFailure`; in a foreground call an author failure: `onError`, `isError`).
    */
   retry?: RetryOptions;
 }
@@ -269,6 +274,27 @@ export interface RetryOptions {
   /** Whether an error may be tried again (after `NonRetryableError`, which never is). Default: every error. */
   retryIf?: (error: unknown) => boolean;
 }
+
+/** The delay before attempt `attempt + 1` (ms, before jitter). */
+const retryDelay = (retry: Required<RetryOptions>, attempt: number): number => Math.min(retry.maxMs, retry.initialMs * retry.factor ** (attempt - 1));
+
+/** Every delay of a retrying step added up (ms, before jitter: jitter only shortens them). */
+function totalDelay(retry: Required<RetryOptions>): number {
+  let total = 0;
+  for (let attempt = 1; attempt < retry.attempts; attempt++) {
+    total += retryDelay(retry, attempt);
+    // Past here each delay is the longest (or the sum grows without bound): the rest at once.
+    if (retryDelay(retry, attempt) === retry.maxMs) return total + retry.maxMs * (retry.attempts - 1 - attempt);
+  }
+  return total;
+}
+
+/**
+ * How long a retrying step's delays may add up to in a foreground call (no task): its round
+ * waits them out in process. Longer backoffs need a task, which sleeps in the store between
+ * attempts.
+ */
+export const FOREGROUND_RETRY_MS = 1000;
 
 function retryPolicy(name: string, given: RetryOptions): Required<RetryOptions> {
   const check = (what: keyof RetryOptions, value: number | undefined, fallback: number, ok: (n: number) => boolean) => {

@@ -3,6 +3,7 @@ import type { FormSchema } from "../authoring/elicitation-schema.js";
 import type { PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolContent, ToolDefinition, ToolError } from "../authoring/definitions.js";
 import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import { createMemoryStore } from "../store/index.js";
+import { StepFailedError } from "../authoring/effects.js";
 import { refusalIn } from "../replay/answers.js";
 import { followTask, noAnswer, type ScriptedSignals, type SimulatedTask, type SimulatedWorld, withFailingSteps } from "./simulate-task.js";
 import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
@@ -118,7 +119,10 @@ export class SimulatedAuthorError extends Error {
     readonly info: ErrorInfo,
     cause: unknown,
   ) {
-    super(`${info.method} ${info.target} failed in round ${info.round}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    // A task's runs are not rounds (its info says round 0): say which task failed instead.
+    const where = info.taskId !== undefined ? `in its task ${info.taskId}` : `in round ${info.round}`;
+    const what = cause instanceof StepFailedError ? `its retries ran out — ${cause.message}` : cause instanceof Error ? cause.message : String(cause);
+    super(`${info.method} ${info.target} failed ${where}: ${what}`, { cause });
   }
 }
 

@@ -44,7 +44,8 @@ describe("simulate follows tasks", () => {
     const worse = await simulate(flakyFetch, {}, {}, { capabilities: tasks, failSteps: { fetch: 4 } });
     expect(worse.result.content).toEqual([{ type: "text", text: "attempts: 5" }]);
     await expect(simulate(flakyFetch, {}, {}, { capabilities: tasks, failSteps: { fetch: 5 } })).rejects.toThrow(
-      /step\("fetch"\) failed after 5 attempts: Error: simulated failure of step "fetch" \(attempt 5\)/,
+      // Said as what it is: the task's retries ran out (not "round 0", not "not deterministic").
+      /^tools\/call flaky_fetch failed in its task \S+: its retries ran out — step\("fetch"\) failed after 5 attempts: Error: simulated failure of step "fetch" \(attempt 5\)$/,
     );
   });
 

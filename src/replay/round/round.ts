@@ -23,7 +23,7 @@ import type { RoundInput, RoundOutcome, StepRun, Suspended } from "./types.js";
 export type { RoundInput, RoundOutcome, StepRun, Suspended, Traced } from "./types.js";
 import { canFingerprint, decodeOutcome, describeAskChange, defaultKey, fingerprintOf, type JournalRecord, waitsOn } from "../../journal/journal.js";
 import { answerFor, askFor, collect, recordable } from "./asks.js";
-import { isThenable, runAttempt, runStep } from "./steps.js";
+import { foregroundRetryDelay, isThenable, runAttempt, runStep } from "./steps.js";
 import { runRace } from "./race.js";
 import { runParallel } from "./parallel.js";
 
@@ -212,8 +212,13 @@ export class Round {
           text = recordable(effect.kind === "step" ? await runStep(this, effect.name, effect.fn) : await runAttempt(this, effect), `the value step("${effect.name}") returned`);
           break;
         case "sleep": {
-          if (input.wakeClock === undefined)
-            throw new AuthorCodeError(new Error('sleep() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
+          if (input.wakeClock === undefined) {
+            // A foreground call: a retrying step's short delays are waited out here; nothing else.
+            this.records.push([fp, encodeValue(await foregroundRetryDelay(this, effect))]);
+            this.index++;
+            send = undefined;
+            continue;
+          }
           const wake = effect.until ?? input.wakeClock() + effect.ms!;
           this.records.push([fp, encodeValue(wake)]);
           this.index++;

@@ -1,4 +1,4 @@
-import type { AttemptEffect, AttemptOutcome } from "../../authoring/effects.js";
+import { type AttemptEffect, type AttemptOutcome, FOREGROUND_RETRY_MS, type SleepEffect } from "../../authoring/effects.js";
 import { enterStep, leaveStep } from "../ambient.js";
 import { AuthorCodeError } from "../errors.js";
 import type { RoundInput, StepRun } from "./types.js";
@@ -58,4 +58,37 @@ export async function runAttempt(round: RoundState, effect: AttemptEffect): Prom
     }
     return { failed: { name: typeof cause?.name === "string" ? cause.name : "Error", message: typeof cause?.message === "string" ? cause.message : String(cause), retry } };
   }
+}
+
+/**
+ * A sleep in a foreground round (no task to wait in): a retrying step's delay is waited out here
+ * when all its delays add up to at most `FOREGROUND_RETRY_MS`; anything else is the author's
+ * error, naming what to change. Returns the wake time to record (a replay passes it at once).
+ */
+export async function foregroundRetryDelay(round: RoundState, effect: SleepEffect): Promise<number> {
+  const retry = effect.retryOf;
+  if (retry === undefined)
+    throw new AuthorCodeError(new Error('sleep() waits only inside a task (a foreground call has no place to wait): call runAsTask() before it, or make the tool task: "required"'));
+  if (retry.totalMs > FOREGROUND_RETRY_MS)
+    throw new AuthorCodeError(
+      new Error(
+        `step("${retry.step}") retries with delays adding up to ${retry.totalMs} ms; a foreground call waits at most ${FOREGROUND_RETRY_MS} ms in all between attempts: run it in a task (call runAsTask() before it, or make the tool task: "required"), or shorten its retry (attempts, initialMs, factor, maxMs)`,
+      ),
+    );
+  const ms = effect.ms ?? 0;
+  const wake = round.input.clock() + ms;
+  const signal = round.input.signal();
+  await new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", stop, { once: true });
+  });
+  return wake;
 }
