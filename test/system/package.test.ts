@@ -159,7 +159,12 @@ describe("the packed package in a fresh strict TypeScript project", () => {
     expect(tree).toContain(`"zod":{"version":"${LOWEST_ZOD}"`);
     expect(tree).not.toContain('"@modelcontextprotocol/client"');
     const shipped = await readdir(join(dir, "node_modules/mcp-yield"));
-    expect(shipped).toEqual(expect.arrayContaining(["dist", "LICENSE", "README.md", "package.json"]));
+    expect(shipped).toEqual(expect.arrayContaining(["dist", "examples", "LICENSE", "README.md", "package.json"]));
+    // The examples teach from the package (issue 56 point 8): the server, its tools, the edge
+    // runtimes' entries — importing the package by name, as a user's code does.
+    const examples = await readdir(join(dir, "node_modules/mcp-yield/examples"), { recursive: true });
+    expect(examples).toEqual(expect.arrayContaining(["server.ts", "client.ts", "demo.ts", join("tools", "durable.ts"), join("edge", "worker.ts")]));
+    for (const file of examples.filter((f) => f.endsWith(".ts"))) expect(await readFile(join(dir, "node_modules/mcp-yield/examples", file), "utf8")).not.toMatch(/from "\.\.\/(\.\.\/)?src\//);
   });
 
   it.each([
