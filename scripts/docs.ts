@@ -1,9 +1,10 @@
 // `npm run docs`: the API reference from the doc comments, into dist/docs/api (markdown). Fails
 // (exit 1) on any public export without a doc comment, so CI catches one.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Extractor, ExtractorConfig, ExtractorLogLevel, type ExtractorMessage } from "@microsoft/api-extractor";
+import { htmlTablesToMarkdown } from "./markdown-tables.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = `${root}dist/docs`;
@@ -82,6 +83,8 @@ export function buildDocs(log: (line: string) => void = (l) => console.error(l),
   });
   if (!result.succeeded) errors.push(`api-extractor failed with ${result.errorCount} errors`);
   execFileSync(process.execPath, [`${root}node_modules/@microsoft/api-documenter/bin/api-documenter`, "markdown", "-i", `${out}/model`, "-o", `${out}/api`], { stdio: "pipe" });
+  // Plain Markdown: readable in a terminal and in any viewer (api-documenter writes HTML tables).
+  for (const file of readdirSync(`${out}/api`).filter((f) => f.endsWith(".md"))) writeFileSync(`${out}/api/${file}`, htmlTablesToMarkdown(readFileSync(`${out}/api/${file}`, "utf8")));
   log(`API reference: ${out}/api/index.md (${undocumented.length} undocumented exports, ${errors.length} other problems)`);
   return { undocumented, errors };
 }
