@@ -29,7 +29,8 @@ const jsonRpcResponse = z.union([
   z.object({ jsonrpc: z.literal("2.0"), id: z.union([z.string(), z.number()]), result: z.unknown() }),
   z.object({ jsonrpc: z.literal("2.0"), id: z.union([z.string(), z.number(), z.null()]), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
 ]);
-type JsonRpcResponse = z.infer<typeof jsonRpcResponse>;
+/** A JSON-RPC response as read back: a result or an error. */
+export type JsonRpcResponse = z.infer<typeof jsonRpcResponse>;
 
 /** The JSON-RPC response for `id` out of a JSON body or an SSE stream (validated). */
 async function readResponse(response: Response, id: number, maxBytes: number): Promise<JsonRpcResponse> {
@@ -97,18 +98,20 @@ function describeFailure(error: unknown): string {
   return `${message} (${detail})`;
 }
 
+/** One JSON-RPC request POSTed as stateless 2026-07-28 HTTP wants it; its response, validated. */
+export type PostRequest = (method: string, params: Record<string, unknown>, signal?: AbortSignal) => Promise<JsonRpcResponse>;
+
 /**
- * A `Send` over plain `fetch` speaking stateless 2026-07-28 HTTP: every POST carries the
- * `_meta` envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (the
- * name encoded per SEP-2243). The returned function also carries the declared `capabilities`,
- * so `callWithInput` answers only what was declared.
+ * POSTs over plain `fetch` speaking stateless 2026-07-28 HTTP: every request carries the `_meta`
+ * envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (the name encoded
+ * per SEP-2243). What `createFetchSender` and `createTaskDispatch` send through.
  */
-export function createFetchSender(url: string | URL, options: FetchSenderOptions): Send {
+export function createPoster(url: string | URL, options: FetchSenderOptions): { post: PostRequest; clientInfo: { name: string; version: string } } {
   const doFetch = options.fetch ?? fetch;
   const maxResponseBytes = integerOption("maxResponseBytes", options.maxResponseBytes, 16 * 1024 * 1024);
   const clientInfo = options.clientInfo ?? { name: "mcp-yield-client", version: "0.1.0" };
   let nextId = 1;
-  const send = async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+  const post: PostRequest = async (method, params, signal) => {
     const id = nextId++;
     const meta = {
       ...((params._meta as Record<string, unknown> | undefined) ?? {}),
@@ -117,6 +120,7 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
       [CLIENT_CAPABILITIES_KEY]: options.capabilities,
     };
     const name = nameOf(method, params);
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 60_000);
     let response: Response;
     try {
       response = await doFetch(url, {
@@ -130,12 +134,26 @@ export function createFetchSender(url: string | URL, options: FetchSenderOptions
           ...options.headers,
         },
         body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } }),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
       });
     } catch (error) {
       throw new ClientError("transport", `${method} failed: ${describeFailure(error)}`, undefined, { cause: error });
     }
-    const message = await readResponse(response, id, maxResponseBytes);
+    return readResponse(response, id, maxResponseBytes);
+  };
+  return { post, clientInfo };
+}
+
+/**
+ * A `Send` over plain `fetch` speaking stateless 2026-07-28 HTTP: every POST carries the
+ * `_meta` envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (the
+ * name encoded per SEP-2243). The returned function also carries the declared `capabilities`,
+ * so `callWithInput` answers only what was declared.
+ */
+export function createFetchSender(url: string | URL, options: FetchSenderOptions): Send {
+  const { post } = createPoster(url, options);
+  const send = async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+    const message = await post(method, params);
     if ("error" in message) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
     return message.result;
   };
