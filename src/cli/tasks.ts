@@ -1,10 +1,11 @@
 import { formatJournal } from "../journal/inspect.js";
 import { createTaskAdmin, type TaskDetail, type TaskSummary } from "../tasks/admin.js";
+import type { TaskFilter } from "../tasks/admin-filter.js";
 import { TASK_STATUSES, type TaskStatus } from "../wire/index.js";
 import { parseCommand } from "./args.js";
 import { openStore, STORE_OPTIONS } from "./store.js";
 
-export const tasksUsage = `  mcp-yield tasks list [--status S[,S…]] [--tool NAME] [--limit N] [--principals] [--json]
+export const tasksUsage = `  mcp-yield tasks list [FILTERS] [--limit N] [--principals] [--json]
                                      the tasks in the servers' store, oldest first: id, status, tool, age, principal
                                      (a digest unless --principals), what each is doing now
   mcp-yield tasks show <task id> [--principals] [--json]
@@ -17,6 +18,11 @@ export const tasksUsage = `  mcp-yield tasks list [--status S[,S…]] [--tool NA
                                      step (completed steps are not run again), or replayed by the code deployed since
   mcp-yield tasks fail <task id> [--reason TEXT] [--json]
                                      end a held task: failed, with the reason as its message
+  mcp-yield tasks cancel|retry|fail FILTERS [--dry-run] [--reason TEXT] [--json]
+                                     the same for every task the filters select (at least one), with a count;
+                                     --dry-run lists them and changes nothing
+    filters (list too): --status S[,S…] --tool NAME --principal P (as it is, or its digest)
+           --since ISO-TIME|30m|2h|7d (created since) --needs-attention (held for an operator)
     store: --redis URL | --redis-cluster URL,URL... [--redis-prefix P] | --postgres URL [--postgres-schema S]
            (or MCP_YIELD_REDIS_URL, MCP_YIELD_REDIS_CLUSTER, MCP_YIELD_REDIS_PREFIX, MCP_YIELD_POSTGRES_URL,
            MCP_YIELD_POSTGRES_SCHEMA)`;
@@ -61,6 +67,16 @@ function statuses(text: string | undefined): TaskStatus[] | undefined {
   return list as TaskStatus[];
 }
 
+/** `--since`: an ISO time, or how long ago (`90s`, `30m`, `2h`, `7d`). */
+function sinceOf(text: string, now = Date.now()): Date {
+  const ago = /^(\d+)(s|m|h|d)$/.exec(text.trim());
+  if (ago) return new Date(now - Number(ago[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2] as "s" | "m" | "h" | "d"]);
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime()) || !/^\d{4}-\d\d-\d\d/.test(text.trim()))
+    throw new TypeError(`--since takes an ISO time (2026-12-05T10:00:00Z) or how long ago (30m, 2h, 7d), got ${JSON.stringify(text)}`);
+  return at;
+}
+
 /** `mcp-yield tasks <list|show|cancel|retry|fail> …`; returns the exit code. */
 export async function tasksCommand(args: readonly string[], env: Record<string, string | undefined>, out: (line: string) => void): Promise<number> {
   const [sub, ...rest] = args;
@@ -72,14 +88,31 @@ export async function tasksCommand(args: readonly string[], env: Record<string, 
     tool: { type: "string" },
     limit: { type: "string" },
     reason: { type: "string" },
+    principal: { type: "string" },
+    since: { type: "string" },
+    "needs-attention": { type: "boolean" },
+    "dry-run": { type: "boolean" },
   });
   if (sub !== "list" && sub !== "show" && sub !== "cancel" && sub !== "retry" && sub !== "fail") throw new TypeError(`tasks takes list, show, cancel, retry or fail, got ${JSON.stringify(sub ?? "")}`);
   if (values.reason !== undefined && sub !== "fail") throw new TypeError("--reason goes with tasks fail");
-  if (sub === "list" ? positionals.length > 0 : positionals.length !== 1)
-    throw new TypeError(sub === "list" ? "tasks list takes no task id (filter with --status and --tool)" : `tasks ${sub} takes one task id`);
+  const filter: TaskFilter = {
+    ...(values.status !== undefined ? { status: statuses(values.status)! } : {}),
+    ...(values.tool !== undefined ? { tool: values.tool } : {}),
+    ...(values.principal !== undefined ? { principal: values.principal } : {}),
+    ...(values.since !== undefined ? { since: sinceOf(values.since) } : {}),
+    ...(values["needs-attention"] === true ? { needsAttention: true } : {}),
+  };
+  const filtered = Object.keys(filter).length > 0;
+  const bulk = (sub === "cancel" || sub === "retry" || sub === "fail") && positionals.length === 0;
+  if (sub === "show" && positionals.length !== 1) throw new TypeError("tasks show takes one task id");
+  if (sub === "list" && positionals.length > 0) throw new TypeError("tasks list takes no task id (filter with --status, --tool, --principal, --since, --needs-attention)");
+  if (sub !== "list" && sub !== "show" && (positionals.length > 1 || (positionals.length === 1 && filtered)))
+    throw new TypeError(`tasks ${sub} takes one task id, or filters (--status, --tool, --principal, --since, --needs-attention) and no id`);
+  if (bulk && !filtered) throw new TypeError(`tasks ${sub} takes a task id, or at least one filter (--status, --tool, --principal, --since, --needs-attention)`);
+  if (values["dry-run"] === true && !bulk) throw new TypeError("--dry-run goes with tasks cancel, retry or fail by filter");
+  if (sub === "show" && filtered) throw new TypeError("tasks show takes a task id, not filters");
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`--limit must be a positive integer, got ${JSON.stringify(values.limit)}`);
-  const wanted = statuses(values.status);
   const store = await openStore(values, env);
   try {
     const admin = createTaskAdmin({ store });
@@ -90,13 +123,21 @@ export async function tasksCommand(args: readonly string[], env: Record<string, 
             out(l);
           });
     if (sub === "list") {
-      const rows = await admin.list({
-        ...(wanted ? { status: wanted } : {}),
-        ...(values.tool !== undefined ? { tool: values.tool } : {}),
-        ...(limit !== undefined ? { limit } : {}),
-        principals: values.principals === true,
-      });
+      const rows = await admin.list({ ...filter, ...(limit !== undefined ? { limit } : {}), principals: values.principals === true });
       print(rows, () => table(rows));
+      return 0;
+    }
+    if (bulk) {
+      const done = await admin.bulk(sub as "cancel" | "retry" | "fail", filter, { dryRun: values["dry-run"] === true, ...(values.reason !== undefined ? { reason: values.reason } : {}) });
+      const verb = { cancel: "cancelled", retry: "retried", fail: "failed" }[done.action];
+      print(done, () =>
+        done.dryRun
+          ? [`would ${done.action} ${done.matched} task${done.matched === 1 ? "" : "s"}${done.matched > 0 ? ":" : ""}`, ...done.taskIds.map((id) => `  ${id}`)]
+          : [
+              `${verb} ${done.changed} of ${done.matched} task${done.matched === 1 ? "" : "s"} matched${done.skipped.length > 0 ? `; ${done.skipped.length} skipped:` : ""}`,
+              ...done.skipped.map((s) => `  ${s.taskId}: ${s.why}`),
+            ],
+      );
       return 0;
     }
     const id = positionals[0]!;

@@ -4,6 +4,7 @@ import { digestOf } from "../state/index.js";
 import { createPrincipalBytes, createStoreClock, monotonicNow, type Store } from "../store/index.js";
 import type { TaskStatus } from "../wire/index.js";
 import type { TaskRecord } from "./record/record.js";
+import { principalDigest, type TaskFilter, taskMatcher } from "./admin-filter.js";
 import { withoutFailedAttempts } from "../journal/journal.js";
 import { cancel as cancelTask, failHeld, retryHeld, stateOf } from "./record/transitions.js";
 import { createTaskRecords, TASKS } from "./record/record-store.js";
@@ -43,9 +44,7 @@ export interface TaskDetail extends TaskSummary {
 }
 
 /** What `list` takes: filters and a page. */
-export interface TaskListOptions {
-  status?: TaskStatus | readonly TaskStatus[];
-  tool?: string;
+export interface TaskListOptions extends TaskFilter {
   /** Most tasks returned. Default 100. */
   limit?: number;
   /** Show principals as they are instead of as digests. */
@@ -76,8 +75,28 @@ export interface TaskAdmin {
    * `failed`, `undefined` for no such task; throws for a task that is not held (cancel it instead).
    */
   fail(taskId: string, reason?: string): Promise<TaskStatus | undefined>;
+  /**
+   * One action on every task `filter` selects (`retry` and `fail` only change held ones; the
+   * others are counted as skipped, with why). Selected first, then acted on, `concurrency` at a
+   * time (default 16); `dryRun` only selects. At least one condition must be given.
+   */
+  bulk(action: "cancel" | "retry" | "fail", filter: TaskFilter, options?: { dryRun?: boolean; reason?: string; concurrency?: number }): Promise<BulkOutcome>;
   /** The task's journal as a fixture for `replayFixtures` (no principal, no secret); `undefined` for no such task. */
   exportFixture(taskId: string): Promise<JournalFixture | undefined>;
+}
+
+/** What a bulk action did. */
+export interface BulkOutcome {
+  action: "cancel" | "retry" | "fail";
+  /** Tasks the filter selected. */
+  matched: number;
+  /** Tasks the action changed (0 for a dry run). */
+  changed: number;
+  /** Selected tasks it did not change, and why (ended, not held, gone). */
+  skipped: Array<{ taskId: string; why: string }>;
+  /** The selected tasks' ids. */
+  taskIds: string[];
+  dryRun: boolean;
 }
 
 const PAGE = 200;
@@ -137,7 +156,7 @@ function summaryOf(r: TaskRecord, now: number, principals: boolean): TaskSummary
     createdAt: new Date(r.created).toISOString(),
     lastUpdatedAt: new Date(r.updated).toISOString(),
     ageMs: Math.max(0, now - r.created),
-    principal: r.principal === undefined ? null : principals ? r.principal : digestOf(r.principal).slice(0, 16),
+    principal: r.principal === undefined ? null : principals ? r.principal : principalDigest(r.principal),
     records: r.journal.length,
   };
 }
@@ -159,28 +178,59 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
   const bytes = createPrincipalBytes({ store, time, limit: Number.MAX_SAFE_INTEGER, windowMs: 60_000 });
   const records = createTaskRecords({ store, time, bytes });
 
-  return {
+  /** Up to `limit` records that pass `match`, oldest first (by when they expire). */
+  async function select(match: (r: TaskRecord) => boolean, limit: number): Promise<TaskRecord[]> {
+    const found: TaskRecord[] = [];
+    for (let offset = 0; found.length < limit; offset += PAGE) {
+      const page = await store.members(TASKS, offset, PAGE);
+      // A page's records read together: one round trip's wait for the page, not one per task.
+      const loaded = await Promise.all(page.map(({ member }) => records.load(member).catch(() => undefined)));
+      for (const entry of loaded) {
+        if (entry === undefined || !match(entry.record)) continue; // expired (the sweepers drop it from the list) or unreadable
+        found.push(entry.record);
+        if (found.length === limit) break;
+      }
+      if (page.length < PAGE) break;
+    }
+    return found;
+  }
+
+  const admin: TaskAdmin = {
     async list(options = {}) {
       const limit = options.limit ?? 100;
       if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`limit must be a positive integer, got ${limit}`);
-      const statuses = options.status === undefined ? undefined : new Set<string>(typeof options.status === "string" ? [options.status] : options.status);
       await time.sync();
-      const found: TaskSummary[] = [];
-      for (let offset = 0; found.length < limit; offset += PAGE) {
-        const page = await store.members(TASKS, offset, PAGE);
-        // A page's records read together: one round trip's wait for the page, not one per task.
-        const loaded = await Promise.all(page.map(({ member }) => records.load(member).catch(() => undefined)));
-        const now = time.now();
-        for (const entry of loaded) {
-          if (entry === undefined) continue; // expired (the sweepers drop it from the list) or unreadable
-          const r = entry.record;
-          if ((statuses && !statuses.has(r.status)) || (options.tool !== undefined && r.tool !== options.tool)) continue;
-          found.push(summaryOf(r, now, options.principals === true));
-          if (found.length === limit) break;
+      const found = await select(taskMatcher(options), limit);
+      const now = time.now();
+      return found.map((r) => summaryOf(r, now, options.principals === true));
+    },
+
+    async bulk(action, filter, options = {}) {
+      if (!["cancel", "retry", "fail"].includes(action)) throw new TypeError(`bulk: the action is cancel, retry or fail, got ${JSON.stringify(action)}`);
+      if (Object.values(filter).every((v) => v === undefined || v === false)) throw new TypeError("bulk: give at least one condition (status, tool, principal, since, needsAttention)");
+      const concurrency = options.concurrency ?? 16;
+      if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError(`bulk: concurrency must be a positive integer, got ${concurrency}`);
+      await time.sync();
+      const taskIds = (await select(taskMatcher(filter), Number.POSITIVE_INFINITY)).map((r) => r.id);
+      const outcome: BulkOutcome = { action, matched: taskIds.length, changed: 0, skipped: [], taskIds, dryRun: options.dryRun === true };
+      if (outcome.dryRun) return outcome;
+      let next = 0;
+      const worker = async () => {
+        while (next < taskIds.length) {
+          const taskId = taskIds[next++]!;
+          try {
+            const status = action === "cancel" ? await admin.cancel(taskId) : action === "retry" ? await admin.retry(taskId) : await admin.fail(taskId, options.reason);
+            if (status === undefined) outcome.skipped.push({ taskId, why: "gone (expired)" });
+            else if (action === "cancel" && status !== "cancelled" && status !== "working") outcome.skipped.push({ taskId, why: `already ${status}` });
+            else outcome.changed++;
+          } catch (error) {
+            if (!(error instanceof Error) || !error.message.includes("is not held")) throw error;
+            outcome.skipped.push({ taskId, why: "not held for an operator" });
+          }
         }
-        if (page.length < PAGE) break;
-      }
-      return found;
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, taskIds.length) }, worker));
+      return outcome;
     },
 
     async show(taskId, options = {}) {
@@ -240,4 +290,5 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
       return record.status;
     },
   };
+  return admin;
 }

@@ -237,6 +237,54 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     expect(await cli(["tasks", "retry", retried, ...flags(), "--reason", "x"])).toMatchObject({ code: 1, err: expect.stringContaining("--reason goes with tasks fail") });
   }, 60_000);
 
+  it("bulk: cancel, retry and fail every task a filter selects — a dry run first, a count after, the ones it cannot change named", async () => {
+    const store: Store = await kind.make();
+    const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { leaseMs: 2000, sweepMs: 50 } });
+    open.push(store, runtime);
+    runtime.define([charge, nap, quick]);
+    cardService.up = false;
+    const start = async (def: typeof charge, who = info) => ((await runtime.callTool(def, { name: def.name, arguments: {} }, who)) as { taskId: string }).taskId;
+    const held = [await start(charge), await start(charge), await start(charge)];
+    const bob = { ...info, principal: "bob@example.com" };
+    const naps = [await start(nap), await start(nap, bob)];
+    const done = await start(quick);
+    const admin = createTaskAdmin({ store });
+    for (const id of held) await until(async () => ((await admin.show(id))?.statusMessage?.startsWith("needs attention") ? true : undefined));
+    // The store keeps the other tests' tasks: the counting commands take this test's only (its
+    // first task's creation, on the store's clock, onwards).
+    const since = ["--since", (await admin.show(held[0]!))!.createdAt];
+    await settled(runtime, done, (s) => s === "completed");
+    const mine = (ids: string[]) => (r: { taskIds: string[] }) => expect(new Set(r.taskIds)).toEqual(new Set(ids));
+
+    // A dry run selects and changes nothing; filters combine.
+    const dry = jsonOf<{ matched: number; changed: number; taskIds: string[] }>(await cli(["tasks", "retry", ...flags(), "--needs-attention", "--dry-run", "--json"]));
+    expect(dry).toMatchObject({ matched: 3, changed: 0 });
+    mine(held)(dry);
+    expect((await cli(["tasks", "retry", ...flags(), "--needs-attention", "--dry-run"])).out.split("\n")[0]).toBe("would retry 3 tasks:");
+    const bobs = jsonOf<{ taskIds: string[] }>(await cli(["tasks", "cancel", ...flags(), ...since, "--tool", "nap", "--principal", "bob@example.com", "--dry-run", "--json"]));
+    mine([naps[1]!])(bobs);
+    const digest = jsonOf<Array<{ taskId: string; principal: string }>>(await cli(["tasks", "list", ...flags(), "--json", "--tool", "nap"])).find((r) => r.taskId === naps[1])!.principal;
+    mine([naps[1]!])(jsonOf(await cli(["tasks", "cancel", ...flags(), ...since, "--principal", digest, "--dry-run", "--json"])));
+    expect(jsonOf<unknown[]>(await cli(["tasks", "list", ...flags(), "--json", "--since", "2h", "--needs-attention"]))).toHaveLength(3);
+    expect(jsonOf<unknown[]>(await cli(["tasks", "list", ...flags(), "--json", "--since", "2999-01-01T00:00:00Z"]))).toEqual([]);
+
+    // Fail one by id, retry the rest by filter (the service fixed), cancel the naps by tool.
+    await cli(["tasks", "fail", held[0]!, ...flags()]);
+    cardService.up = true;
+    const retried = await cli(["tasks", "retry", ...flags(), ...since, "--tool", "charge"]);
+    expect(retried).toMatchObject({ code: 0, out: `retried 2 of 3 tasks matched; 1 skipped:\n  ${held[0]}: not held for an operator` });
+    for (const id of held.slice(1)) expect((await settled(runtime, id, (s) => s === "completed")).result).toMatchObject({ content: [{ text: "R-1" }] });
+    expect((await cli(["tasks", "cancel", ...flags(), ...since, "--tool", "nap"])).out).toBe("cancelled 2 of 2 tasks matched");
+    for (const id of naps) expect((await runtime.getTask({ taskId: id }, id === naps[1] ? bob : info)).status).toBe("cancelled");
+    expect((await cli(["tasks", "cancel", ...flags(), ...since, "--tool", "quick"])).out).toBe(`cancelled 0 of 1 task matched; 1 skipped:\n  ${done}: already completed`);
+
+    // What is refused: no filter, an id with filters, a dry run of one id, a bad --since.
+    expect(await cli(["tasks", "cancel", ...flags()])).toMatchObject({ code: 1, err: expect.stringContaining("takes a task id, or at least one filter") });
+    expect(await cli(["tasks", "cancel", done, ...flags(), "--tool", "quick"])).toMatchObject({ code: 1, err: expect.stringContaining("takes one task id, or filters") });
+    expect(await cli(["tasks", "cancel", done, ...flags(), "--dry-run"])).toMatchObject({ code: 1, err: expect.stringContaining("--dry-run goes with tasks cancel, retry or fail by filter") });
+    expect(await cli(["tasks", "list", ...flags(), "--since", "yesterday"])).toMatchObject({ code: 1, err: expect.stringContaining("--since takes an ISO time") });
+  }, 60_000);
+
   it("says clearly what is wrong: no store, an unknown task, a bad filter, an unknown option", async () => {
     expect(await cli(["tasks", "list"])).toMatchObject({ code: 1, err: expect.stringContaining("no store named: tasks live in the store the servers share") });
     expect(await cli(["tasks", "show", "nope", ...flags()])).toMatchObject({ code: 1, err: expect.stringContaining('no task "nope" in this store') });
