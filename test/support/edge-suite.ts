@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, type Runtime, type Store, StoreError, type ToolDefinition } from "mcp-yield";
+import { createRuntime, createTaskAdmin, type Runtime, type Store, StoreError, type ToolDefinition } from "mcp-yield";
 import { drive, SHAPES, type Shape, type StepRuns, type Target } from "./fault-shapes.js";
 import { testKey } from "./keys.js";
 
@@ -80,9 +80,11 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, edge?: Edg
   const watched = watchedStore(inner, (n) => {
     if (edge?.kind === "abort-op" && n === edge.at) dropAll();
   });
+  const service = { up: false };
   const ownerRuns: StepRuns = {
     by: "owner",
     log,
+    service,
     onStart: (key) => {
       steps++;
       if (edge === undefined || !("at" in edge) || steps !== edge.at) return undefined;
@@ -116,7 +118,7 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, edge?: Edg
   const second = instance(inner);
   open.push(inner, first, second);
   const def = shape.def(ownerRuns);
-  const secondDef = shape.def({ by: "second", log });
+  const secondDef = shape.def({ by: "second", log, service });
   first.define([def]);
   second.define([secondDef]);
   // Each instance runs its own definition (a process has its own).
@@ -125,7 +127,12 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, edge?: Edg
     [second, secondDef],
   ]);
   const target = clientOf(first, second, edge, { inFlight, dead, defs });
-  const result = await drive(target, def, shape);
+  // An operator on a connection of its own: fixes the dependency, retries a held task.
+  const operator = async (taskId: string) => {
+    service.up = true;
+    await createTaskAdmin({ store: inner }).retry(taskId);
+  };
+  const result = await drive(target, def, shape, undefined, undefined, operator);
   await first.idle();
   await second.idle();
   for (const o of open.splice(open.length - 3).reverse()) await closeSoon(o);

@@ -14,6 +14,8 @@ export interface StepRuns {
   log: Map<string, Array<{ by: string; at: number }>>;
   /** Told as each step body starts, with its key: `"hang"` makes the body never return (its instance died there). */
   onStart?: (key: string) => "hang" | undefined;
+  /** A dependency an operator fixes before retrying a held task (shared by the run's instances). */
+  service?: { up: boolean };
 }
 const Ok = z.object({ ok: z.boolean() });
 const TASKS = { "io.modelcontextprotocol/tasks": {} };
@@ -38,6 +40,11 @@ export interface Shape {
    * allows for one step in flight, for each of them).
    */
   parallelSteps?: boolean;
+  /**
+   * The task is held for an operator (its step ran out of attempts): the suite's operator fixes
+   * the step's dependency and retries it (`createTaskAdmin().retry`) on a connection of its own.
+   */
+  operator?: boolean;
   /** Runtime options the shape needs (a spill threshold, short leases). */
   options?: Record<string, unknown>;
 }
@@ -261,6 +268,37 @@ export const SHAPES: Shape[] = [
         },
       }),
   },
+  {
+    name: "a task held when its step runs out of attempts, retried by an operator",
+    tasks: true,
+    operator: true,
+    capabilities: { extensions: TASKS },
+    answers: {},
+    def: (runs) =>
+      tool({
+        name: "held",
+        description: "",
+        input: z.object({}),
+        task: "required",
+        async *run(_i, ctx) {
+          const a = yield* step("before", () => counted(runs, ctx.idempotencyKey("before"), "A"));
+          // Each attempt counts under its own key, and those after the operator's fix under
+          // another (the retry starts the step over at attempt 1): none may run twice.
+          const b = yield* step(
+            "charge",
+            (_s, attempt) => {
+              const up = runs.service?.up === true;
+              counted(runs, `${ctx.idempotencyKey("charge")}#${attempt}${up ? " after the fix" : ""}`, 0);
+              if (!up) throw new Error("card service down");
+              return "B";
+            },
+            { retry: { attempts: 2, initialMs: 10 } },
+          );
+          const c = yield* step("after", () => counted(runs, ctx.idempotencyKey("after"), "C"));
+          return `${a}${b}${c}`;
+        },
+      }),
+  },
 ];
 
 /** Reasons a client is told to retry the same request. */
@@ -286,7 +324,15 @@ function reasonOf(error: unknown): string | undefined {
  * that failed with a retryable reason, follow a task with tasks/get and tasks/update. Bounded
  * in requests and time: a call still open at the end is "stuck".
  */
-export async function drive(runtime: Target, def: ToolDefinition, shape: Shape, onTask: (taskId: string) => void = () => {}, limits = { requests: 200, ms: 15_000 }): Promise<Drive> {
+export async function drive(
+  runtime: Target,
+  def: ToolDefinition,
+  shape: Shape,
+  onTask: (taskId: string) => void = () => {},
+  limits = { requests: 200, ms: 15_000 },
+  /** What an operator does with a task held for one ("needs attention"): fix and retry it. */
+  operator?: (taskId: string) => Promise<void>,
+): Promise<Drive> {
   const info = { clientCapabilities: shape.capabilities };
   const started = Date.now();
   let requests = 0;
@@ -316,6 +362,7 @@ export async function drive(runtime: Target, def: ToolDefinition, shape: Shape, 
       onTask(taskId);
       // Per token: how many of its values were sent on, and whether it is done.
       const sending = (shape.signals ?? []).map((values) => ({ values, next: 0, done: false, mayHaveLanded: false }));
+      let holds = 0;
       for (;;) {
         const task = (await attempt(() => runtime.getTask({ taskId }, info))) as unknown as Record<string, unknown>;
         const message = String(task.statusMessage ?? "");
@@ -341,6 +388,10 @@ export async function drive(runtime: Target, def: ToolDefinition, shape: Shape, 
             else if (sent === "signal_invalid_value") s.done = ++s.next >= s.values.length;
             else if (sent !== "signal_not_waiting") throw new Error(`the signal was refused: ${sent}`);
           }
+        }
+        if (task.status === "working" && message.startsWith("needs attention: ")) {
+          if (operator === undefined || ++holds > 3) return { outcome: { error: `held: ${message}` }, requests };
+          await operator(taskId);
         }
         if (task.status === "completed") return { outcome: { text: outcomeText(task.result as Record<string, unknown>) }, requests };
         if (task.status === "failed" || task.status === "cancelled") return { outcome: { error: `task ${String(task.status)}: ${JSON.stringify(task.error ?? task.statusMessage)}` }, requests };

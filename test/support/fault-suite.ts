@@ -1,6 +1,6 @@
 import { testKey } from "./keys.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, type Runtime, type Store } from "mcp-yield";
+import { createRuntime, createTaskAdmin, type Runtime, type Store } from "mcp-yield";
 import { drive, SHAPES, type Shape, type StepRuns } from "./fault-shapes.js";
 import { type FaultKind, faultyStore } from "./faulty-store.js";
 
@@ -47,15 +47,21 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
   const mine = [inner, runtime, standby];
   for (const o of mine) open.add(o);
   const log: StepRuns["log"] = new Map();
-  const def = shape.def({ by: "owner", log });
+  const service = { up: false };
+  const def = shape.def({ by: "owner", log, service });
   runtime.define([def]);
-  standby.define([shape.def({ by: "standby", log })]);
+  standby.define([shape.def({ by: "standby", log, service })]);
+  // An operator on a connection of its own (unfaulted): fixes the dependency, retries the task.
+  const operator = async (taskId: string) => {
+    service.up = true;
+    await createTaskAdmin({ store: inner }).retry(taskId);
+  };
   let watching: ReturnType<typeof setInterval> | undefined;
   const watch = (taskId: string) => {
     watching ??= setInterval(() => void standby.getTask({ taskId }, { clientCapabilities: shape.capabilities }).catch(() => {}), SWEEP_MS);
   };
   store.arm(fault ? { kind: fault.kind, at: fault.at, pauseMs: PAUSE_MS } : { kind: "error" });
-  const result = await drive(runtime, def, shape, watch);
+  const result = await drive(runtime, def, shape, watch, undefined, operator);
   clearInterval(watching);
   const operations = store.count;
   store.disarm();
