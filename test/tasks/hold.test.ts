@@ -14,9 +14,9 @@ const keys = [testKey("h", 29)];
 const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
 const open = closedAfterEach("hold");
 
-function instance(store: Store, defs: ToolDefinition[]): { runtime: Runtime; errors: unknown[] } {
+function instance(store: Store, defs: ToolDefinition[], ttlMs?: number): { runtime: Runtime; errors: unknown[] } {
   const errors: unknown[] = [];
-  const runtime = createRuntime({ state: { keys }, store, onError: (e) => errors.push(e), tasks: { leaseMs: 400, sweepMs: 20, pollIntervalMs: 100 } });
+  const runtime = createRuntime({ state: { keys }, store, onError: (e) => errors.push(e), tasks: { leaseMs: 400, sweepMs: 20, pollIntervalMs: 100, ...(ttlMs !== undefined ? { ttlMs } : {}) } });
   runtime.define(defs);
   open.push(runtime);
   return { runtime, errors };
@@ -127,6 +127,21 @@ describe("a task held for an operator", () => {
     await expect(admin.retry(one)).rejects.toThrow(/not held/);
     await admin.fail(two);
     expect((await get(runtime, two)).statusMessage).toBe('Failed by an operator: step("charge") failed after 2 attempts: Error: card service down');
+  });
+
+  it("a held task still ends at its lifetime, saying it was held and why", async () => {
+    const store = createMemoryStore();
+    const { runtime } = instance(store, [payment({ up: false }, [])], 1500);
+    const taskId = await start(runtime, payment({ up: false }, []), { amount: 1 });
+    await reaches(runtime, taskId, isHeld);
+    const ended = await until(async () => {
+      const t = await get(runtime, taskId);
+      return t.status === "failed" ? t : undefined;
+    }, 10_000);
+    expect(ended.error).toMatchObject({
+      message: 'The task reached the end of its lifetime (ttlMs 1500) while held for an operator (step("charge") failed after 2 attempts: Error: card service down)',
+      data: { reason: "task_lifetime_ended" },
+    });
   });
 
   it('onTaskFailure: "fail" ends the task as before: completed with an error result', async () => {
