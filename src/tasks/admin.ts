@@ -161,14 +161,9 @@ function summaryOf(r: TaskRecord, now: number, principals: boolean): TaskSummary
   };
 }
 
-/** What a retry or a fail of a held task did: its status, or why it could not. */
-function held(taskId: string, action: "retry" | "fail", { record, written }: { record: TaskRecord | undefined; written: boolean }): TaskStatus | undefined {
-  if (record === undefined) return undefined;
-  if (!written)
-    throw new Error(
-      `task ${taskId} is not held for an operator (it is ${describeState(record, Date.now())}): only a held task can be ${action === "retry" ? "retried" : "failed"}${action === "fail" ? " — cancel it instead" : ""}`,
-    );
-  return record.status;
+/** A failure's reason, when given, is text. */
+function checkReason(reason: unknown): void {
+  if (reason !== undefined && (typeof reason !== "string" || reason.trim() === "")) throw new TypeError("fail: the reason must be a non-empty string");
 }
 
 /** The operator's view of the tasks in `store` (the one the servers share). */
@@ -177,6 +172,20 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
   // Operator writes (a cancel) are never charged to a principal's share.
   const bytes = createPrincipalBytes({ store, time, limit: Number.MAX_SAFE_INTEGER, windowMs: 60_000 });
   const records = createTaskRecords({ store, time, bytes });
+
+  /** The change each action makes to one task's record (`false`: it does not apply to the record as it is). */
+  const changeOf = (action: BulkOutcome["action"], reason?: string): ((r: TaskRecord) => TaskRecord | false) =>
+    action === "cancel" ? (r) => cancelTask(r, time.now()) : action === "retry" ? (r) => retryHeld(r, time.now(), withoutFailedAttempts) : (r) => failHeld(r, reason);
+
+  /** A retry or fail by id: the task's status, `undefined` for no such task, an error for one not held. */
+  function heldOutcome(taskId: string, action: "retry" | "fail", { record, written }: { record: TaskRecord | undefined; written: boolean }): TaskStatus | undefined {
+    if (record === undefined) return undefined;
+    if (!written)
+      throw new Error(
+        `task ${taskId} is not held for an operator (it is ${describeState(record, time.now())}): only a held task can be ${action === "retry" ? "retried" : "failed"}${action === "fail" ? " — cancel it instead" : ""}`,
+      );
+    return record.status;
+  }
 
   /** Up to `limit` records that pass `match`, oldest first (by when they expire). */
   async function select(match: (r: TaskRecord) => boolean, limit: number): Promise<TaskRecord[]> {
@@ -210,23 +219,31 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
       if (Object.values(filter).every((v) => v === undefined || v === false)) throw new TypeError("bulk: give at least one condition (status, tool, principal, since, needsAttention)");
       const concurrency = options.concurrency ?? 16;
       if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError(`bulk: concurrency must be a positive integer, got ${concurrency}`);
+      checkReason(options.reason);
       await time.sync();
       const taskIds = (await select(taskMatcher(filter), Number.POSITIVE_INFINITY)).map((r) => r.id);
       const outcome: BulkOutcome = { action, matched: taskIds.length, changed: 0, skipped: [], taskIds, dryRun: options.dryRun === true };
       if (outcome.dryRun) return outcome;
+      const change = changeOf(action, options.reason);
       let next = 0;
       const worker = async () => {
         while (next < taskIds.length) {
           const taskId = taskIds[next++]!;
-          try {
-            const status = action === "cancel" ? await admin.cancel(taskId) : action === "retry" ? await admin.retry(taskId) : await admin.fail(taskId, options.reason);
-            if (status === undefined) outcome.skipped.push({ taskId, why: "gone (expired)" });
-            else if (action === "cancel" && status !== "cancelled" && status !== "working") outcome.skipped.push({ taskId, why: `already ${status}` });
-            else outcome.changed++;
-          } catch (error) {
-            if (!(error instanceof Error) || !error.message.includes("is not held")) throw error;
-            outcome.skipped.push({ taskId, why: "not held for an operator" });
-          }
+          // The same transitions as the one-task actions; a record they do not apply to is named.
+          const { record, written } = await records.update(taskId, change);
+          if (written) outcome.changed++;
+          else
+            outcome.skipped.push({
+              taskId,
+              why:
+                record === undefined
+                  ? "gone (expired)"
+                  : action !== "cancel"
+                    ? "not held for an operator"
+                    : record.cancel === true && record.status === "working"
+                      ? "a cancel is under way"
+                      : `already ${record.status}`,
+            });
         }
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, taskIds.length) }, worker));
@@ -276,16 +293,16 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
 
     async retry(taskId) {
       await time.sync();
-      return held(taskId, "retry", await records.update(taskId, (r) => retryHeld(r, time.now(), withoutFailedAttempts)));
+      return heldOutcome(taskId, "retry", await records.update(taskId, changeOf("retry")));
     },
 
     async fail(taskId, reason) {
-      if (reason !== undefined && (typeof reason !== "string" || reason.trim() === "")) throw new TypeError("fail: the reason must be a non-empty string");
-      return held(taskId, "fail", await records.update(taskId, (r) => failHeld(r, reason)));
+      checkReason(reason);
+      return heldOutcome(taskId, "fail", await records.update(taskId, changeOf("fail", reason)));
     },
 
     async cancel(taskId) {
-      const { record } = await records.update(taskId, (r) => cancelTask(r, time.now()));
+      const { record } = await records.update(taskId, changeOf("cancel"));
       if (record === undefined) return undefined;
       return record.status;
     },

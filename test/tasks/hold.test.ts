@@ -113,6 +113,10 @@ describe("a task held for an operator", () => {
     await expect(admin.fail(taskId)).rejects.toThrow(/only a held task can be failed — cancel it instead/);
     expect(await admin.retry("no-such-task")).toBeUndefined();
     await expect(admin.fail(taskId, " ")).rejects.toThrow(/reason must be a non-empty string/);
+    // By filter: the same checks, and at least one condition.
+    await expect(admin.bulk("fail", { tool: "pay" }, { reason: "" })).rejects.toThrow(/reason must be a non-empty string/);
+    await expect(admin.bulk("retry", {})).rejects.toThrow(/give at least one condition/);
+    expect(await admin.bulk("retry", { tool: "pay" })).toMatchObject({ matched: 1, changed: 0, skipped: [{ taskId, why: "not held for an operator" }] });
   });
 
   it("a held task is cancelled at once; fail without a reason says why it was held", async () => {
