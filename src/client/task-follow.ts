@@ -1,6 +1,7 @@
 import { type CreateTaskResult, describeZodError, type GetTaskResult, getTaskResult, type InputRequest } from "../wire/index.js";
 import { answerRound, type RoundChecks } from "./answering.js";
 import { ClientError } from "./errors.js";
+import { sendRetrying } from "./retry.js";
 import type { InputHandlers, Send } from "./types.js";
 
 /** Options of `followTask`: the round checks, a cap on input exchanges, and a progress callback. */
@@ -10,6 +11,8 @@ export interface FollowOptions extends Omit<RoundChecks, "what"> {
   onTask: ((task: GetTaskResult) => void) | undefined;
   /** The least time between polls, whatever the server suggests. */
   minPollMs: number;
+  /** How often a `tasks/get` or `tasks/update` is sent again when the server says a repeat gets past its failure (`store_unavailable`, ...). Default 2. */
+  retries?: number;
   /** Aborts when the caller's deadline passed (then the error says `deadline`, not `aborted`). */
   deadline: AbortSignal | undefined;
 }
@@ -45,9 +48,16 @@ export async function followTask<R>(send: Send, created: CreateTaskResult, handl
     if (options.deadline?.aborted) throw new ClientError("deadline", `task ${taskId} did not end within the caller's deadline (tasks/cancel sent)`);
     throw new ClientError("aborted", `task ${taskId} was abandoned: the caller aborted (tasks/cancel sent)`);
   };
+  // A store blip while the task runs (a failover, a pooler logging in again) is ridden out as the
+  // server says: the same request again, after a backoff, up to `retries` times.
+  const call = (method: string, params: Record<string, unknown>) =>
+    sendRetrying(send, method, params, { retries: options.retries ?? 2, keyed: false, signal: options.signal }).catch((error: unknown) => {
+      if (options.signal?.aborted) return abandon();
+      throw error;
+    });
   for (;;) {
     if (options.signal?.aborted) return abandon();
-    const parsed = getTaskResult.safeParse(await send("tasks/get", { taskId }));
+    const parsed = getTaskResult.safeParse(await call("tasks/get", { taskId }));
     if (!parsed.success) throw new ClientError("invalid_result", `invalid tasks/get result: ${describeZodError(parsed.error)}`);
     const task = parsed.data;
     options.onTask?.(task);
@@ -66,7 +76,7 @@ export async function followTask<R>(send: Send, created: CreateTaskResult, handl
         if (++exchanges > options.maxRounds) throw new ClientError("round_limit", `task ${taskId} still needed input after ${options.maxRounds} exchanges; giving up`);
         const answers = await answerRound(asks, handlers, exchanges, { ...options, what: `task ${taskId}` });
         for (const key of Object.keys(answers)) answered.add(key);
-        await send("tasks/update", { taskId, inputResponses: answers });
+        await call("tasks/update", { taskId, inputResponses: answers });
         continue; // look again at once: the answers may have been all it needed
       }
     }

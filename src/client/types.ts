@@ -85,7 +85,9 @@ export interface LoopOptions {
    * How often one request is sent again, unchanged, when it failed in a way a repeat gets past:
    * the server said so (`round_in_progress`, `idempotency_in_progress`, `store_unavailable`,
    * `request_aborted`, `code_unknown` — another instance has the code, mid-deploy), or — for the first request, which carries its idempotency key — the
-   * connection failed. Default 2; 0 turns it off.
+   * connection failed. The same for a task's `tasks/get` and `tasks/update` while it is followed.
+   * Repeats wait 200 ms, doubling (or what the server asks): 6 rides out a store outage of about
+   * 12 s (a Redis failover, PgBouncer's login retry). Default 2; 0 turns it off.
    */
   retries?: number;
   /** Called with every input_required result before it is answered (logging, UIs). */

@@ -369,4 +369,43 @@ describe("the client loop's idempotency key and retries", () => {
     expect(sent.at(-1)!._meta).toBeUndefined();
     await expect(callWithInput(send, "tools/call", { name: "pay", arguments: {} }, {}, { retries: -1 })).rejects.toThrow(/retries/);
   });
+
+  it("rides out a store blip while following a task: tasks/get and tasks/update are sent again on store_unavailable, up to retries", async () => {
+    const unavailable = () =>
+      new ClientError("rpc_error", "store", { code: -32603, message: "The server's store is unavailable; try again later", data: { reason: "store_unavailable", retryAfterMs: 1 } });
+    const task = { taskId: "t1", createdAt: "2026-12-05T00:00:00.000Z", lastUpdatedAt: "2026-12-05T00:00:00.000Z", ttlMs: 60_000, pollIntervalMs: 1 };
+    const make = (blips: { get: number; update: number }) => {
+      const sent: string[] = [];
+      let gets = 0;
+      const send = (async (method: string) => {
+        sent.push(method);
+        if (method === "tools/call") return { resultType: "task", status: "working", ...task };
+        if (method === "tasks/update") {
+          if (blips.update-- > 0) throw unavailable();
+          return { resultType: "complete" };
+        }
+        // tasks/get: a blip, asking, a blip, done.
+        if (blips.get-- > 0) throw unavailable();
+        gets++;
+        if (gets === 1)
+          return {
+            resultType: "complete",
+            status: "input_required",
+            ...task,
+            inputRequests: { ok: { method: "elicitation/create", params: { mode: "form", message: "OK?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } } } },
+          };
+        return { resultType: "complete", status: "completed", ...task, result: { content: [{ type: "text", text: "done" }] } };
+      }) as Send;
+      return { send: Object.assign(send, { capabilities: { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } } }), sent };
+    };
+    const handlers = { elicit: () => ({ action: "accept" as const, content: { ok: true } }) };
+    const rode = make({ get: 2, update: 2 });
+    expect(textOf(await callWithInput(rode.send, "tools/call", { name: "job", arguments: {} }, handlers, { minPollIntervalMs: 0 }))).toBe("done");
+    expect(rode.sent).toEqual(["tools/call", "tasks/get", "tasks/get", "tasks/get", "tasks/update", "tasks/update", "tasks/update", "tasks/get"]);
+    // The caller's bound: fewer repeats than the blip lasts end the call with the server's reason.
+    const short = make({ get: 3, update: 0 });
+    await expect(callWithInput(short.send, "tools/call", { name: "job", arguments: {} }, handlers, { retries: 2, minPollIntervalMs: 0 })).rejects.toMatchObject({
+      rpc: { data: { reason: "store_unavailable" } },
+    });
+  });
 });
