@@ -237,8 +237,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const { rows } = await query("due", `SELECT member FROM ${due} WHERE idx = $1 AND at <= $2 ORDER BY at, member LIMIT $3`, [index, nowMs, limit]);
       return rows.map((r) => String(r.member));
     },
-    async members(index, offset, limit) {
-      const { rows } = await query("members", `SELECT member, at FROM ${due} WHERE idx = $1 ORDER BY at, member OFFSET $2 LIMIT $3`, [index, offset, limit]);
+    async members(index, limit, after) {
+      // A row comparison the (idx, at, member) index answers directly: no rows skipped to reach a page.
+      const { rows } =
+        after === undefined
+          ? await query("members", `SELECT member, at FROM ${due} WHERE idx = $1 ORDER BY at, member LIMIT $2`, [index, limit])
+          : await query("members", `SELECT member, at FROM ${due} WHERE idx = $1 AND (at, member) > ($2, $3) ORDER BY at, member LIMIT $4`, [index, after.at, after.member, limit]);
       return rows.map((r) => ({ member: String(r.member), at: Number(r.at) }));
     },
     async time() {

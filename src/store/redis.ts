@@ -4,7 +4,7 @@ import { createClient, createCluster } from "redis";
 import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
 import { checkRedisConfig } from "./redis-config.js";
-import { type Store, StoreError } from "./store.js";
+import { type IndexPosition, isAfter, type Store, StoreError } from "./store.js";
 
 /** The part of a node-redis client the store uses (any node-redis ≥ 4 has it). */
 export interface RedisCommandClient {
@@ -195,6 +195,21 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     return page;
   };
 
+  /**
+   * Up to `limit` members of one sorted set after `after`. ZRANGE … BYSCORE starts at the
+   * position's time; the members at that very time up to the position itself (ties, few) are
+   * stepped over page by page.
+   */
+  async function pageAfter(key: string, limit: number, after: IndexPosition | undefined): Promise<IndexPosition[]> {
+    const found: IndexPosition[] = [];
+    for (let offset = 0; ; ) {
+      const page = scored(await run(key, ["ZRANGE", key, after === undefined ? "-inf" : String(after.at), "+inf", "BYSCORE", "LIMIT", String(offset), String(limit), "WITHSCORES"], true));
+      for (const entry of page) if (after === undefined || isAfter(entry, after)) found.push(entry);
+      if (found.length >= limit || page.length < limit) return found.slice(0, limit);
+      offset += page.length;
+    }
+  }
+
   return {
     async get(key) {
       const value = await run(prefix + key, ["GET", prefix + key], true);
@@ -237,15 +252,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
         .slice(0, limit)
         .map((m) => m.member);
     },
-    async members(index, offset, limit) {
+    async members(index, limit, after) {
       if (limit <= 0) return [];
-      if (buckets === 1) return scored(await run(prefix + index, ["ZRANGE", prefix + index, String(offset), String(offset + limit - 1), "WITHSCORES"], true));
-      // A page of the merged order: each bucket's first offset + limit, merged, then the page.
-      const pages = await Promise.all(indexKeys(index).map((key) => run(key, ["ZRANGE", key, "0", String(offset + limit - 1), "WITHSCORES"], true)));
-      return pages
-        .flatMap(scored)
-        .sort(byTimeThenMember)
-        .slice(offset, offset + limit);
+      // Each bucket's first `limit` after the position, merged: the first `limit` of them all.
+      const pages = await Promise.all(indexKeys(index).map((key) => pageAfter(key, limit, after)));
+      return buckets === 1 ? pages[0]! : pages.flat().sort(byTimeThenMember).slice(0, limit);
     },
     async time() {
       // One node's clock for every instance (the slot of this key's master), as on one server.

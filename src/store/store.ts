@@ -28,10 +28,13 @@ export interface Store {
   /** Up to `limit` members of `index` whose time is `nowMs` or earlier, earliest first. */
   due(index: string, nowMs: number, limit: number): Promise<string[]>;
   /**
-   * Members of `index` with their times, earliest first (ties by member, bytewise), skipping the
-   * first `offset`: a page of at most `limit`. What listing tasks reads instead of scanning keys.
+   * Members of `index` with their times, earliest first (ties by member, bytewise): a page of at
+   * most `limit`, from the first member after `after` in that order (the last one of the page
+   * before; absent: from the start). A cursor, not an offset — a page costs the same deep in an
+   * index of millions, and a member added or removed meanwhile moves no other one between pages.
+   * What listing tasks reads instead of scanning keys.
    */
-  members(index: string, offset: number, limit: number): Promise<Array<{ member: string; at: number }>>;
+  members(index: string, limit: number, after?: IndexPosition): Promise<IndexPosition[]>;
   /**
    * The store's own clock, in milliseconds since the epoch, for a store several machines share
    * (Redis: `TIME`). Leases and claims are then measured on it, so that machines whose clocks
@@ -40,6 +43,17 @@ export interface Store {
   time?(): Promise<number>;
   /** Release connections and timers. */
   close(): Promise<void>;
+}
+
+/** A member of an index with its time: an entry of `members`, and where the next page starts. */
+export interface IndexPosition {
+  member: string;
+  at: number;
+}
+
+/** Whether `entry` comes after `position` in an index's order: by time, then by member bytewise. */
+export function isAfter(entry: IndexPosition, position: IndexPosition): boolean {
+  return entry.at > position.at || (entry.at === position.at && Buffer.compare(Buffer.from(entry.member), Buffer.from(position.member)) > 0);
 }
 
 /** Why a store operation failed. Stable strings: they appear as `data.reason` on the wire. */

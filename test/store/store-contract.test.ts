@@ -169,18 +169,36 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
     await store.close();
   });
 
-  it("members lists an index in time order (ties bytewise by member), page by page", async () => {
+  it("members lists an index in time order (ties bytewise by member), page by page from a cursor", async () => {
     const store = await make();
     const at = [5, 3, 3, 9, 1, 3];
     const names = ["e", "c2", "c1", "z", "a", "C"];
     for (let i = 0; i < at.length; i++) await store.schedule("list", names[i]!, 1_800_000_000_000 + at[i]!);
-    const all = await store.members("list", 0, 100);
+    const all = await store.members("list", 100);
     expect(all.map((m) => m.member)).toEqual(["a", "C", "c1", "c2", "e", "z"]);
     expect(all[0]!.at).toBe(1_800_000_000_001);
-    const pages = [...(await store.members("list", 0, 4)), ...(await store.members("list", 4, 4))];
-    expect(pages).toEqual(all);
-    expect(await store.members("list", 6, 4)).toEqual([]);
-    expect(await store.members("nothing", 0, 4)).toEqual([]);
+    const first = await store.members("list", 2);
+    const second = await store.members("list", 2, first.at(-1));
+    const third = await store.members("list", 4, second.at(-1));
+    expect([...first, ...second, ...third]).toEqual(all);
+    expect(await store.members("list", 4, all.at(-1))).toEqual([]);
+    // A cursor between members (its member gone meanwhile) starts at the next one; a time alone starts at that time.
+    await store.unschedule("list", "c1");
+    expect((await store.members("list", 2, { at: 1_800_000_000_003, member: "c1" })).map((m) => m.member)).toEqual(["c2", "e"]);
+    expect((await store.members("list", 10, { at: 1_800_000_000_003, member: "" })).map((m) => m.member)).toEqual(["C", "c2", "e", "z"]);
+    expect(await store.members("nothing", 4)).toEqual([]);
+    await store.close();
+  });
+
+  it("members pages through ties at one time whatever the page size", async () => {
+    const store = await make();
+    const names = Array.from({ length: 23 }, (_, i) => `t${String(i).padStart(2, "0")}`);
+    await Promise.all(names.map((n, i) => store.schedule("ties", n, i < 20 ? 1_800_000_000_000 : 1_800_000_000_001)));
+    for (const size of [1, 3, 7, 30]) {
+      const seen: string[] = [];
+      for (let page = await store.members("ties", size); page.length > 0; page = await store.members("ties", size, page.at(-1))) seen.push(...page.map((m) => m.member));
+      expect(seen).toEqual(names);
+    }
     await store.close();
   });
 

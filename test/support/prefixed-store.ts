@@ -16,7 +16,7 @@ export function prefixedStore(store: Store, prefix: string): Store {
     schedule: (index, member, atMs) => store.schedule(prefix + index, member, atMs),
     unschedule: (index, member) => store.unschedule(prefix + index, member),
     due: (index, nowMs, limit) => store.due(prefix + index, nowMs, limit),
-    members: (index, offset, limit) => store.members(prefix + index, offset, limit),
+    members: (index, limit, after) => store.members(prefix + index, limit, after),
     close: async () => {},
   };
   if (store.time !== undefined) view.time = () => store.time!();

@@ -1,7 +1,7 @@
 import { integerOption } from "../../util/options.js";
 import { ByteTable } from "./byte-table.js";
 import { SlotQueue } from "./slot-queue.js";
-import { type Store, StoreError } from "../store.js";
+import { type IndexPosition, isAfter, type Store, StoreError } from "../store.js";
 import { DROP_READS, DROPPED_BYTES, dropKeptResponse, isAscii, keptResponseHead, REDEEM_PREFIX } from "../kept-response.js";
 
 /** Options of `createMemoryStore`. */
@@ -262,13 +262,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
         .slice(0, limit)
         .map(([m]) => m);
     },
-    async members(index, offset, limit) {
+    async members(index, limit, after) {
       const members = indexes.get(index);
       if (members === undefined) return [];
-      return [...members]
-        .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-        .slice(offset, offset + limit)
-        .map(([member, at]) => ({ member, at }));
+      const page: IndexPosition[] = [];
+      for (const [member, at] of members) if (after === undefined || isAfter({ member, at }, after)) page.push({ member, at });
+      return page.sort((a, b) => a.at - b.at || Buffer.compare(Buffer.from(a.member), Buffer.from(b.member))).slice(0, limit);
     },
     async close() {
       table.clear();
