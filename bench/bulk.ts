@@ -3,31 +3,14 @@
 // operator (a step out of its one attempt), stops the servers, then times `bulk("retry")` on
 // them (each made due), `bulk("cancel")` on them, and a filtered `list` page — wall time, one
 // process, the store on this machine. Reported, not a target in `npm run bench`.
-import { createRuntime, createTaskAdmin, step, tool } from "mcp-yield";
+import { createRuntime, createTaskAdmin } from "mcp-yield";
 import { createPostgresStore } from "mcp-yield/postgres";
-import { z } from "zod";
+import { failing } from "./task-tools.js";
 
 const URL = process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const TASKS = Number(process.env.BENCH_BULK_TASKS ?? 10_000);
 const schema = `bench_bulk_${process.pid}`;
 const secret = new Uint8Array(32).fill(7);
-
-const failing = tool({
-  name: "failing",
-  description: "",
-  input: z.object({}),
-  task: "required",
-  async *run() {
-    yield* step(
-      "down",
-      () => {
-        throw new Error("down");
-      },
-      { retry: { attempts: 1 } },
-    );
-    return "never";
-  },
-});
 
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(2);
 const store = await createPostgresStore({ connectionString: URL, schema });

@@ -98,7 +98,7 @@ export {
 } from "./runtime/runtime.js";
 export type { TaskOptions } from "./tasks/types.js";
 export type { SignalDelivered } from "./tasks/signals.js";
-export { createTaskAdmin, type BulkOutcome, type TaskAdmin, type TaskDetail, type TaskListOptions, type TaskSummary } from "./tasks/admin.js";
+export { createTaskAdmin, type BulkOutcome, type TaskAdmin, type TaskDetail, type TaskListOptions, type TaskPage, type TaskSummary } from "./tasks/admin.js";
 export type { TaskFilter } from "./tasks/admin-filter.js";
 export { fixtureFromState, type JournalFixture } from "./journal/fixture.js";
 export { DivergenceError, MissingCapabilityError, NondeterminismError } from "./replay/errors.js";
@@ -114,7 +114,7 @@ export type { StateBinding, OpenedState } from "./state/token/claims.js";
 export { UnsupportedValueError } from "./state/value-text.js";
 
 // Stores shared by instances (Redis: `mcp-yield/redis`).
-export { type Store, StoreError, type StoreErrorReason } from "./store/store.js";
+export { type IndexPosition, type Store, StoreError, type StoreErrorReason } from "./store/store.js";
 export { createMemoryStore, type MemoryStoreOptions } from "./store/memory/memory.js";
 
 // The protocol's error type and codes (author code throws ProtocolError on purpose), and the

@@ -5,9 +5,10 @@ import { TASK_STATUSES, type TaskStatus } from "../wire/index.js";
 import { parseCommand } from "./args.js";
 import { openStore, STORE_OPTIONS } from "./store.js";
 
-export const tasksUsage = `  mcp-yield tasks list [FILTERS] [--limit N] [--principals] [--json]
+export const tasksUsage = `  mcp-yield tasks list [FILTERS] [--limit N] [--after CURSOR] [--principals] [--json]
                                      the tasks in the servers' store, oldest first: id, status, tool, age, principal
-                                     (a digest unless --principals), what each is doing now
+                                     (a digest unless --principals), what each is doing now; a page of --limit
+                                     (default 100), and the --after that reads the next (--json: {tasks, next})
   mcp-yield tasks show <task id> [--principals] [--json]
                                      one task: its record, its journal record by record (as inspect reads a token),
                                      what it waits for, its outcome
@@ -21,6 +22,8 @@ export const tasksUsage = `  mcp-yield tasks list [FILTERS] [--limit N] [--princ
   mcp-yield tasks cancel|retry|fail FILTERS [--dry-run] [--reason TEXT] [--json]
                                      the same for every task the filters select (at least one), with a count;
                                      --dry-run lists them and changes nothing
+  mcp-yield tasks reindex [--json]   put every task into the indexes filtered lists read: once, after upgrading
+                                     every instance from a version without them (0.1.0)
     filters (list too): --status S[,S…] --tool NAME --principal P (as it is, or its digest)
            --since ISO-TIME|30m|2h|7d (created since) --needs-attention (held for an operator)
     store: --redis URL | --redis-cluster URL,URL... [--redis-prefix P] | --postgres URL [--postgres-schema S]
@@ -77,7 +80,7 @@ function sinceOf(text: string, now = Date.now()): Date {
   return at;
 }
 
-/** `mcp-yield tasks <list|show|cancel|retry|fail> …`; returns the exit code. */
+/** `mcp-yield tasks <list|show|cancel|retry|fail|reindex> …`; returns the exit code. */
 export async function tasksCommand(args: readonly string[], env: Record<string, string | undefined>, out: (line: string) => void): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseCommand(rest, {
@@ -87,13 +90,16 @@ export async function tasksCommand(args: readonly string[], env: Record<string, 
     status: { type: "string" },
     tool: { type: "string" },
     limit: { type: "string" },
+    after: { type: "string" },
     reason: { type: "string" },
     principal: { type: "string" },
     since: { type: "string" },
     "needs-attention": { type: "boolean" },
     "dry-run": { type: "boolean" },
   });
-  if (sub !== "list" && sub !== "show" && sub !== "cancel" && sub !== "retry" && sub !== "fail") throw new TypeError(`tasks takes list, show, cancel, retry or fail, got ${JSON.stringify(sub ?? "")}`);
+  if (sub !== "list" && sub !== "show" && sub !== "cancel" && sub !== "retry" && sub !== "fail" && sub !== "reindex")
+    throw new TypeError(`tasks takes list, show, cancel, retry, fail or reindex, got ${JSON.stringify(sub ?? "")}`);
+  if (values.after !== undefined && sub !== "list") throw new TypeError("--after goes with tasks list");
   if (values.reason !== undefined && sub !== "fail") throw new TypeError("--reason goes with tasks fail");
   const filter: TaskFilter = {
     ...(values.status !== undefined ? { status: statuses(values.status)! } : {}),
@@ -105,6 +111,7 @@ export async function tasksCommand(args: readonly string[], env: Record<string, 
   const filtered = Object.keys(filter).length > 0;
   const bulk = (sub === "cancel" || sub === "retry" || sub === "fail") && positionals.length === 0;
   if (sub === "show" && positionals.length !== 1) throw new TypeError("tasks show takes one task id");
+  if (sub === "reindex" && (positionals.length > 0 || filtered)) throw new TypeError("tasks reindex takes no task id and no filter: it indexes every task");
   if (sub === "list" && positionals.length > 0) throw new TypeError("tasks list takes no task id (filter with --status, --tool, --principal, --since, --needs-attention)");
   if (sub !== "list" && sub !== "show" && (positionals.length > 1 || (positionals.length === 1 && filtered)))
     throw new TypeError(`tasks ${sub} takes one task id, or filters (--status, --tool, --principal, --since, --needs-attention) and no id`);
@@ -123,8 +130,18 @@ export async function tasksCommand(args: readonly string[], env: Record<string, 
             out(l);
           });
     if (sub === "list") {
-      const rows = await admin.list({ ...filter, ...(limit !== undefined ? { limit } : {}), principals: values.principals === true });
-      print(rows, () => table(rows));
+      const page = await admin.listPage({
+        ...filter,
+        ...(limit !== undefined ? { limit } : {}),
+        ...(values.after !== undefined ? { after: values.after } : {}),
+        principals: values.principals === true,
+      });
+      print(page, () => [...table(page.tasks), ...(page.next !== undefined ? [`next page: --after ${page.next}`] : [])]);
+      return 0;
+    }
+    if (sub === "reindex") {
+      const indexed = await admin.reindex();
+      print({ indexed }, () => [`indexed ${indexed} task${indexed === 1 ? "" : "s"}`]);
       return 0;
     }
     if (bulk) {

@@ -1,6 +1,8 @@
-import { digestOf } from "../state/index.js";
 import { TASK_STATUSES, type TaskStatus } from "../wire/index.js";
+import { isHeld, principalDigest } from "./record/list-index.js";
 import type { TaskRecord } from "./record/record.js";
+
+export { principalDigest };
 
 // Which tasks an operator's list or bulk action is about: one filter, checked once, for both.
 
@@ -16,9 +18,6 @@ export interface TaskFilter {
   needsAttention?: boolean;
 }
 
-/** The digest `list` shows for a principal (the first 16 characters of its SHA-256, base64url). */
-export const principalDigest = (principal: string): string => digestOf(principal).slice(0, 16);
-
 /** Whether a record passes `filter` — its values checked here, once (a TypeError names a bad one). */
 export function taskMatcher(filter: TaskFilter): (r: TaskRecord) => boolean {
   const statuses = filter.status === undefined ? undefined : new Set<string>(typeof filter.status === "string" ? [filter.status] : filter.status);
@@ -31,5 +30,5 @@ export function taskMatcher(filter: TaskFilter): (r: TaskRecord) => boolean {
     (tool === undefined || r.tool === tool) &&
     (principal === undefined || (r.principal !== undefined && (r.principal === principal || principalDigest(r.principal) === principal))) &&
     (since === undefined || r.created >= since) &&
-    (needsAttention !== true || (r.status === "working" && r.held !== undefined));
+    (needsAttention !== true || isHeld(r));
 }

@@ -1,10 +1,12 @@
 import type { JournalFixture } from "../journal/fixture.js";
 import { describeJournal, type InspectedRecord } from "../journal/inspect.js";
 import { digestOf } from "../state/index.js";
-import { createPrincipalBytes, createStoreClock, monotonicNow, type Store } from "../store/index.js";
+import { createPrincipalBytes, createStoreClock, isAfter, monotonicNow, type Store } from "../store/index.js";
 import type { TaskStatus } from "../wire/index.js";
 import type { TaskRecord } from "./record/record.js";
 import { principalDigest, type TaskFilter, taskMatcher } from "./admin-filter.js";
+import { decodeCursor, encodeCursor, indexesFor, readListed } from "./admin-list.js";
+import { indexForList } from "./record/list-index.js";
 import { withoutFailedAttempts } from "../journal/journal.js";
 import { cancel as cancelTask, failHeld, retryHeld, stateOf } from "./record/transitions.js";
 import { createTaskRecords, TASKS } from "./record/record-store.js";
@@ -36,7 +38,10 @@ export interface TaskSummary {
 export interface TaskDetail extends TaskSummary {
   callId: string;
   expiresAt: string;
-  journal: InspectedRecord[];
+  /** When an operator last retried it after a hold. */
+  retriedAt?: string;
+  /** The journal record by record; `at`: when each was written, where known. */
+  journal: Array<InspectedRecord & { at?: string }>;
   /** Asks it waits for (`input_required`): wire key → method. */
   waitingFor: Record<string, string>;
   result?: Record<string, unknown>;
@@ -47,14 +52,36 @@ export interface TaskDetail extends TaskSummary {
 export interface TaskListOptions extends TaskFilter {
   /** Most tasks returned. Default 100. */
   limit?: number;
+  /** Where the page starts: the `next` of the page before (`listPage`). */
+  after?: string;
   /** Show principals as they are instead of as digests. */
   principals?: boolean;
 }
 
+/** A page of a list, and where the next one starts. */
+export interface TaskPage {
+  tasks: TaskSummary[];
+  /** Pass as `after` for the next page; absent when this page is the last. */
+  next?: string;
+}
+
 /** An operator's view of the tasks in a store. */
 export interface TaskAdmin {
-  /** Tasks in the store, oldest first (by when they expire), filtered. */
+  /** Tasks in the store, oldest first (by creation), filtered: the first page (`listPage` for the others). */
   list(options?: TaskListOptions): Promise<TaskSummary[]>;
+  /**
+   * A page of tasks, oldest first (by creation), and the cursor of the next one. A filter that
+   * names held tasks, a principal, a tool or statuses reads that index of the store — a page
+   * costs the same over a million tasks as over ten — and the others are checked on each task
+   * it reads; `since` starts the read at that time.
+   */
+  listPage(options?: TaskListOptions): Promise<TaskPage>;
+  /**
+   * Put every task into the indexes a filtered list reads, as its record is now: after an
+   * upgrade from a version without them (its tasks are listed unfiltered only until then), or
+   * after instances of such a version changed tasks. Returns how many tasks it indexed.
+   */
+  reindex(): Promise<number>;
   /** One task, `undefined` when the store has no such task. */
   show(taskId: string, options?: { principals?: boolean }): Promise<TaskDetail | undefined>;
   /**
@@ -187,31 +214,40 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
     return record.status;
   }
 
-  /** Up to `limit` records that pass `match`, oldest first (by when they expire). */
-  async function select(match: (r: TaskRecord) => boolean, limit: number): Promise<TaskRecord[]> {
-    const found: TaskRecord[] = [];
-    for (let offset = 0; found.length < limit; offset += PAGE) {
-      const page = await store.members(TASKS, offset, PAGE);
-      // A page's records read together: one round trip's wait for the page, not one per task.
-      const loaded = await Promise.all(page.map(({ member }) => records.load(member).catch(() => undefined)));
-      for (const entry of loaded) {
-        if (entry === undefined || !match(entry.record)) continue; // expired (the sweepers drop it from the list) or unreadable
-        found.push(entry.record);
-        if (found.length === limit) break;
-      }
-      if (page.length < PAGE) break;
-    }
-    return found;
+  const loadRecord = async (id: string) => (await records.load(id))?.record;
+
+  /** A page of the records `filter` selects, from `after` (a cursor) or its `since`. */
+  async function select(filter: TaskFilter & { after?: string }, limit: number) {
+    const match = taskMatcher(filter);
+    const since = filter.since === undefined ? undefined : { at: filter.since.getTime(), member: "" };
+    const after = filter.after === undefined ? undefined : decodeCursor(filter.after);
+    const start = after === undefined ? since : since === undefined || isAfter(after, since) ? after : since;
+    return readListed(store, loadRecord, { groups: indexesFor(filter), start, match, limit });
   }
 
   const admin: TaskAdmin = {
     async list(options = {}) {
+      return (await admin.listPage(options)).tasks;
+    },
+
+    async listPage(options = {}) {
       const limit = options.limit ?? 100;
       if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`limit must be a positive integer, got ${limit}`);
       await time.sync();
-      const found = await select(taskMatcher(options), limit);
+      const { records: found, last } = await select(options, limit);
       const now = time.now();
-      return found.map((r) => summaryOf(r, now, options.principals === true));
+      return { tasks: found.map((r) => summaryOf(r, now, options.principals === true)), ...(found.length === limit && last !== undefined ? { next: encodeCursor(last) } : {}) };
+    },
+
+    async reindex() {
+      await time.sync();
+      let indexed = 0;
+      for (let page = await store.members(TASKS, PAGE); page.length > 0; page = page.length < PAGE ? [] : await store.members(TASKS, PAGE, page.at(-1))) {
+        const loaded = await Promise.all(page.map(({ member }) => loadRecord(member)));
+        await Promise.all(loaded.map((r) => (r === undefined ? undefined : indexForList(store, r))));
+        indexed += loaded.filter((r) => r !== undefined).length;
+      }
+      return indexed;
     },
 
     async bulk(action, filter, options = {}) {
@@ -221,7 +257,7 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
       if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError(`bulk: concurrency must be a positive integer, got ${concurrency}`);
       checkReason(options.reason);
       await time.sync();
-      const taskIds = (await select(taskMatcher(filter), Number.POSITIVE_INFINITY)).map((r) => r.id);
+      const taskIds = (await select(filter, Number.POSITIVE_INFINITY)).records.map((r) => r.id);
       const outcome: BulkOutcome = { action, matched: taskIds.length, changed: 0, skipped: [], taskIds, dryRun: options.dryRun === true };
       if (outcome.dryRun) return outcome;
       const change = changeOf(action, options.reason);
@@ -259,7 +295,8 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
         ...summaryOf(r, time.now(), options.principals === true),
         callId: r.call,
         expiresAt: new Date(r.created + r.ttlMs).toISOString(),
-        journal: describeJournal(r.journal),
+        ...(r.retried !== undefined ? { retriedAt: new Date(r.retried).toISOString() } : {}),
+        journal: describeJournal(r.journal).map((d, i) => (r.times?.[i] ? { ...d, at: new Date(r.times[i]!).toISOString() } : d)),
         waitingFor: Object.fromEntries(r.waiting.filter((w) => !Object.hasOwn(r.answers, w.key)).map((w) => [w.wire, (w.request as { method?: string })?.method ?? "?"])),
         ...(r.result !== undefined ? { result: r.result } : {}),
         ...(r.error !== undefined ? { error: r.error } : {}),

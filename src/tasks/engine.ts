@@ -20,7 +20,8 @@ import type { ToolDefinition } from "../authoring/definitions.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord } from "./record/record.js";
 import type { Deps, Parked, TaskEngine } from "./types.js";
-import { createTaskRecords, dueAt, keyOf, LEASES, TASKS } from "./record/record-store.js";
+import { indexForList } from "./record/list-index.js";
+import { CLEANUP_KEPT_MS, createTaskRecords, dueAt, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import { createSignalDelivery } from "./signals.js";
 import { createTaskRuns } from "./run/run.js";
 import { createLacking } from "./run/lacking.js";
@@ -64,6 +65,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     store,
     time,
     update,
+    peek: async (id) => (await records.peek(id))?.record,
     newRun: runs.newRun,
     launch: (r) => void runs.launch(r, undefined),
     cancelled: (id) => runs.finish(id, { status: "cancelled" }),
@@ -120,7 +122,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       await bytes.charge(record.principal, keyOf(record.id).length + text.length);
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
       // Kept past its lifetime until it has ended (record-store.ts): its outcome stays readable.
-      if (!(await store.add(keyOf(record.id), text, ttlMs + transition.OUTCOME_KEPT_MS))) {
+      if (!(await store.add(keyOf(record.id), text, ttlMs + transition.OUTCOME_KEPT_MS + CLEANUP_KEPT_MS))) {
         // Already there: an earlier attempt at this start whose answer was lost (a write that
         // landed after its timeout). The same call's task is that one; it is indexed (again) so
         // the sweeper runs it if nobody does, and reported as it is now.
@@ -131,6 +133,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         await Promise.all([
           store.schedule(share, found.id, found.created + found.ttlMs),
           store.schedule(TASKS, found.id, found.created + found.ttlMs),
+          indexForList(store, found),
           ...(found.lease !== undefined ? [store.schedule(LEASES, found.id, found.lease.until)] : []),
         ]);
         // Leased to this instance by that attempt, which never got to run it: run it now.
@@ -138,8 +141,13 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         return createResultOf(found);
       }
       // Indexed at once (independent writes, sent together): the principal's share, the list of
-      // tasks, the lease the sweepers watch.
-      await Promise.all([store.schedule(share, record.id, now + ttlMs), store.schedule(TASKS, record.id, now + ttlMs), store.schedule(LEASES, record.id, record.lease!.until)]);
+      // tasks and the indexes a filtered list reads, the lease the sweepers watch.
+      await Promise.all([
+        store.schedule(share, record.id, now + ttlMs),
+        store.schedule(TASKS, record.id, now + ttlMs),
+        indexForList(store, record),
+        store.schedule(LEASES, record.id, record.lease!.until),
+      ]);
       void runs.launch(record, task.resume);
       return createResultOf(record);
     },

@@ -1,6 +1,7 @@
 import type { Store } from "../store/index.js";
+import { unindexFromList } from "./record/list-index.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
-import { dueAt, LEASES, TASKS } from "./record/record-store.js";
+import { dueAt, endOfLife, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import * as transition from "./record/transitions.js";
 
 // tasks/sweeper.ts owns finding the tasks that are due and taking them over: a sleeping task at
@@ -15,12 +16,15 @@ import * as transition from "./record/transitions.js";
 // 3. A cancel that its runner never completed (the runner died) is completed here.
 // 4. A task that reaches its lifetime without ending is ended here (`outlive`: failed,
 //    task_lifetime_ended) if no tasks/get did it first, and its outcome stays readable a while.
+// 5. A task past its end of life leaves the list and its indexes, and its record is deleted.
 
 /** What the sweeper needs from the engine. */
 export interface SweeperParts {
   store: Store;
   time: { sync(): Promise<void>; now(): number };
   update: (id: string, change: (r: TaskRecord) => TaskRecord | false) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
+  /** The record as stored, past its end of life too. */
+  peek: (id: string) => Promise<TaskRecord | undefined>;
   newRun: transition.NewRun;
   launch: (r: TaskRecord) => void;
   cancelled: (id: string) => Promise<unknown>;
@@ -30,7 +34,7 @@ export interface SweeperParts {
 }
 
 /** The sweeper of one engine: `takeOver(id)` for one task, `ensure()` starts the timer, `stop()` ends it. */
-export function createSweeper({ store, time, update, newRun, launch, cancelled, lacks, sweepMs }: SweeperParts) {
+export function createSweeper({ store, time, update, peek, newRun, launch, cancelled, lacks, sweepMs }: SweeperParts) {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
 
@@ -57,17 +61,35 @@ export function createSweeper({ store, time, update, newRun, launch, cancelled, 
     return ended.record;
   }
 
+  /**
+   * A task past its end of life: out of the list indexes by what its record says (kept a while
+   * past its end for this: record-store.ts CLEANUP_KEPT_MS), its record deleted, then out of the list.
+   */
+  async function forget(id: string): Promise<void> {
+    const gone = await peek(id);
+    if (gone !== undefined && endOfLife(gone) <= time.now()) {
+      await unindexFromList(store, gone);
+      await store.delete(keyOf(id));
+    }
+    await store.unschedule(TASKS, id);
+  }
+
   async function sweep(): Promise<void> {
     await time.sync();
     for (const id of await store.due(LEASES, time.now(), 25)) await takeOver(id);
     // Tasks at the end of their lifetime (the list holds each at that time): one that has not
     // ended ends now, with an outcome to read; one that has leaves the list once its record is
-    // gone. Up to 25 a sweep per instance.
-    for (const id of await store.due(TASKS, time.now(), 25)) {
-      const found = await outlive(id);
-      const until = found === undefined ? undefined : isTerminal(found.status) ? (found.keptUntil ?? found.created + found.ttlMs) : found.created + found.ttlMs;
-      if (until === undefined || until <= time.now()) await store.unschedule(TASKS, id);
-      else if (until !== found!.created + found!.ttlMs) await store.schedule(TASKS, id, until); // kept a while past it
+    // gone. Up to 25 at a time, and on while there are more (up to 500 a sweep per instance):
+    // tasks end as fast as they start.
+    for (let batch = 0; batch < 20; batch++) {
+      const due = await store.due(TASKS, time.now(), 25);
+      for (const id of due) {
+        const found = await outlive(id);
+        const until = found === undefined ? undefined : isTerminal(found.status) ? (found.keptUntil ?? found.created + found.ttlMs) : found.created + found.ttlMs;
+        if (until === undefined || until <= time.now()) await forget(id);
+        else await store.schedule(TASKS, id, until); // kept a while past it (or listed too early): due again then
+      }
+      if (due.length < 25) break;
     }
   }
 

@@ -152,7 +152,7 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     const listed = await cli(["tasks", "list", ...flags(), "--json"]);
     expect(listed.err).toBe("");
     expect(listed.code).toBe(0);
-    const rows = JSON.parse(listed.out) as Array<Record<string, unknown>>;
+    const rows = (JSON.parse(listed.out) as { tasks: Array<Record<string, unknown>> }).tasks;
     expect(new Set(rows.map((r) => r.taskId))).toEqual(new Set(Object.values(ids)));
     const row = (id: string) => rows.find((r) => r.taskId === id)!;
     expect(row(ids.approve)).toMatchObject({ tool: "approve", status: "input_required", state: "waiting for an answer (approval)", records: 1 });
@@ -161,19 +161,19 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     // Principals are digests unless asked for.
     expect(row(ids.approve).principal).toMatch(/^[A-Za-z0-9_-]{16}$/);
     expect(listed.out).not.toContain("alice");
-    const revealed = jsonOf(await cli(["tasks", "list", ...flags(), "--json", "--principals"])) as Array<Record<string, unknown>>;
+    const revealed = jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--principals"])).tasks as Array<Record<string, unknown>>;
     expect(revealed.every((r) => r.principal === "alice@example.com")).toBe(true);
     // Asleep and waiting for a signal are told apart (both are "working" on the wire).
     for (let i = 0; i < 100; i++) {
-      const now = jsonOf(await cli(["tasks", "list", ...flags(), "--json", "--tool", "nap"])) as Array<Record<string, unknown>>;
+      const now = jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--tool", "nap"])).tasks as Array<Record<string, unknown>>;
       if (String(now[0]?.state).startsWith("asleep until")) break;
       await new Promise((r) => setTimeout(r, 25));
     }
-    const filtered = jsonOf(await cli(["tasks", "list", ...flags(), "--json", "--status", "working", "--tool", "nap"])) as Array<Record<string, unknown>>;
+    const filtered = jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--status", "working", "--tool", "nap"])).tasks as Array<Record<string, unknown>>;
     expect(filtered).toEqual([expect.objectContaining({ taskId: ids.nap, state: expect.stringMatching(/^asleep until 20/) })]);
-    const byStatus = jsonOf(await cli(["tasks", "list", ...flags(), "--json", "--status", "completed,input_required"])) as Array<Record<string, unknown>>;
+    const byStatus = jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--status", "completed,input_required"])).tasks as Array<Record<string, unknown>>;
     expect(new Set(byStatus.map((r) => r.taskId))).toEqual(new Set([ids.quick, ids.approve]));
-    expect(jsonOf(await cli(["tasks", "list", ...flags(), "--json", "--limit", "2"]))).toHaveLength(2);
+    expect(jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--limit", "2"])).tasks).toHaveLength(2);
     // The table for people.
     const table = await cli(["tasks", "list", ...flags()]);
     expect(table.out.split("\n")[0]).toMatch(/^TASK\s+STATUS\s+TOOL\s+AGE\s+PRINCIPAL\s+NOW$/);
@@ -211,7 +211,7 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     const start = async () => ((await first.callTool(charge, { name: "charge", arguments: {} }, info)) as { taskId: string }).taskId;
     const [retried, failed] = [await start(), await start()];
     for (const id of [retried, failed]) await until(async () => ((await createTaskAdmin({ store }).show(id))?.statusMessage?.startsWith("needs attention") ? true : undefined));
-    const rows = jsonOf(await cli(["tasks", "list", ...flags(), "--json", "--tool", "charge"])) as Array<Record<string, unknown>>;
+    const rows = jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--tool", "charge"])).tasks as Array<Record<string, unknown>>;
     expect(rows.find((r) => r.taskId === retried)).toMatchObject({
       status: "working",
       statusMessage: 'needs attention: step("charge") failed after 2 attempts: Error: card service down',
@@ -263,10 +263,12 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     expect((await cli(["tasks", "retry", ...flags(), "--needs-attention", "--dry-run"])).out.split("\n")[0]).toBe("would retry 3 tasks:");
     const bobs = jsonOf<{ taskIds: string[] }>(await cli(["tasks", "cancel", ...flags(), ...since, "--tool", "nap", "--principal", "bob@example.com", "--dry-run", "--json"]));
     mine([naps[1]!])(bobs);
-    const digest = jsonOf<Array<{ taskId: string; principal: string }>>(await cli(["tasks", "list", ...flags(), "--json", "--tool", "nap"])).find((r) => r.taskId === naps[1])!.principal;
+    const digest = jsonOf<{ tasks: Array<{ taskId: string; principal: string }> }>(await cli(["tasks", "list", ...flags(), "--json", "--tool", "nap"])).tasks.find(
+      (r) => r.taskId === naps[1],
+    )!.principal;
     mine([naps[1]!])(jsonOf(await cli(["tasks", "cancel", ...flags(), ...since, "--principal", digest, "--dry-run", "--json"])));
-    expect(jsonOf<unknown[]>(await cli(["tasks", "list", ...flags(), "--json", "--since", "2h", "--needs-attention"]))).toHaveLength(3);
-    expect(jsonOf<unknown[]>(await cli(["tasks", "list", ...flags(), "--json", "--since", "2999-01-01T00:00:00Z"]))).toEqual([]);
+    expect(jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--since", "2h", "--needs-attention"])).tasks).toHaveLength(3);
+    expect(jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--json", "--since", "2999-01-01T00:00:00Z"])).tasks).toEqual([]);
 
     // Fail one by id, retry the rest by filter (the service fixed), cancel the naps by tool.
     await cli(["tasks", "fail", held[0]!, ...flags()]);
@@ -292,14 +294,14 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     // Task ids are base64url: one may begin with "-" and is still an id, not an option.
     expect(await cli(["tasks", "show", "-Uinia7_H15zN7KZBJHNvQ", ...flags()])).toMatchObject({ code: 1, err: expect.stringContaining('no task "-Uinia7_H15zN7KZBJHNvQ"') });
     expect(await cli(["tasks", "cancel", ...flags(), "-Uinia7_H15zN7KZBJHNvQ"])).toMatchObject({ code: 1, err: expect.stringContaining('no task "-Uinia7_H15zN7KZBJHNvQ"') });
-    expect(jsonOf(await cli(["tasks", "list", ...flags(), "--tool", "-odd-name", "--json"]))).toEqual([]);
+    expect(jsonOf<{ tasks: unknown[] }>(await cli(["tasks", "list", ...flags(), "--tool", "-odd-name", "--json"])).tasks).toEqual([]);
     expect(await cli(["tasks", "list", ...flags(), "--status", "sleeping"])).toMatchObject({
       code: 1,
       err: expect.stringContaining('unknown status "sleeping": one of working, input_required, completed, failed, cancelled'),
     });
     expect(await cli(["tasks", "list", ...flags(), "--limit", "0"])).toMatchObject({ code: 1, err: expect.stringContaining("--limit must be a positive integer") });
     expect(await cli(["tasks", "list", ...flags(), "--bogus"])).toMatchObject({ code: 1, err: expect.stringMatching(/Unknown option '--bogus'/) });
-    expect(await cli(["tasks", "purge"])).toMatchObject({ code: 1, err: expect.stringContaining("tasks takes list, show, cancel, retry or fail") });
+    expect(await cli(["tasks", "purge"])).toMatchObject({ code: 1, err: expect.stringContaining("tasks takes list, show, cancel, retry, fail or reindex") });
     expect(await cli(["tasks", "list", "--redis", REDIS_URL, "--postgres", POSTGRES_URL])).toMatchObject({ code: 1, err: expect.stringContaining("give one") });
     if (kind.name === "postgres") {
       // An operator's command never creates tables: a wrong schema is said to be one.
@@ -434,7 +436,7 @@ describe.each(kinds)("the mcp-yield command as a process, on $name", (kind) => {
     });
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    expect(Array.isArray(JSON.parse(stdout))).toBe(true);
+    expect(Array.isArray(JSON.parse(stdout).tasks)).toBe(true);
     expect(performance.now() - started).toBeLessThan(60_000);
   }, 70_000);
 });
@@ -447,7 +449,7 @@ describe("the list of tasks", () => {
     open.push(first);
     first.define([quick]);
     const { taskId } = (await first.callTool(quick, { name: "quick", arguments: {} }, info)) as { taskId: string };
-    expect((await store.members("tasks", 0, 10)).map((m) => m.member)).toEqual([taskId]);
+    expect((await store.members("tasks", 10)).map((m) => m.member)).toEqual([taskId]);
     expect(await createTaskAdmin({ store }).list()).toEqual([expect.objectContaining({ taskId, status: "completed" })]);
     // Past its lifetime the record is gone; a (new) instance's first sweep drops the entry.
     await new Promise((r) => setTimeout(r, 400));
@@ -455,7 +457,7 @@ describe("the list of tasks", () => {
     const second = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs: 50 } });
     open.push(second);
     second.define([quick]);
-    for (let i = 0; i < 100 && (await store.members("tasks", 0, 10)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await store.members("tasks", 0, 10)).toEqual([]);
+    for (let i = 0; i < 100 && (await store.members("tasks", 10)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await store.members("tasks", 10)).toEqual([]);
   });
 });

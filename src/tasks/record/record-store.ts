@@ -1,5 +1,6 @@
 import type { PrincipalBytes, Store, StoreClock } from "../../store/index.js";
 import { StoreError } from "../../store/index.js";
+import { moveInList } from "./list-index.js";
 import { isTerminal, type TaskRecord, taskRecord } from "./record.js";
 import { OUTCOME_KEPT_MS, waitKey } from "./transitions.js";
 
@@ -22,6 +23,20 @@ export const LEASES = "task-leases";
 /** Every task the store keeps, at the time its record expires: what listing reads (no key scan). */
 export const TASKS = "tasks";
 
+/**
+ * When a record stops being a task (`tasks/get`: no such task): an ended one at its lifetime's
+ * end, or as `outlive` said; one that has not ended kept a while past it, so whoever finds it
+ * there can end it with an outcome to read.
+ */
+export const endOfLife = (r: TaskRecord): number => (isTerminal(r.status) ? (r.keptUntil ?? r.created + r.ttlMs) : r.created + r.ttlMs + OUTCOME_KEPT_MS);
+
+/**
+ * How long the store keeps a record past its end of life: read by nobody but the sweeper, which
+ * takes the task out of the list indexes by what the record says (tool, principal, status) and
+ * then deletes it. A sweeper this late leaves entries for the list to drop when it reads them.
+ */
+export const CLEANUP_KEPT_MS = 10 * 60_000;
+
 /** A task's key in the store. */
 export const keyOf = (id: string): string => `task:${id}`;
 
@@ -43,17 +58,43 @@ export function takenSignalBytes(before: TaskRecord, after: TaskRecord): number 
   return bytes;
 }
 
-export function createTaskRecords({ store, time, bytes }: { store: Store; time: StoreClock; bytes: PrincipalBytes }) {
-  // A task that has not ended is kept past its lifetime, so whoever finds it there can end it
-  // (`outlive`) with an outcome to read; an ended one until its lifetime, or as `outlive` said.
-  const storeTtl = (r: TaskRecord) => Math.max(1, (isTerminal(r.status) ? (r.keptUntil ?? r.created + r.ttlMs) : r.created + r.ttlMs + OUTCOME_KEPT_MS) - time.now());
+/**
+ * `after` with the time of each journal record it added (its `updated`): records `before` had
+ * keep theirs, as far as the two journals agree (a retry of a held task cuts its failed attempts).
+ * 0: not known (recorded before the call became a task, or by a version that kept no times).
+ */
+export function stampTimes(before: TaskRecord, after: TaskRecord): TaskRecord {
+  if (after.journal === before.journal && after.times === before.times) return after;
+  let same = 0;
+  const kept = before.times ?? before.journal.map(() => 0);
+  while (
+    same < after.journal.length &&
+    same < before.journal.length &&
+    same < kept.length &&
+    after.journal[same]![0] === before.journal[same]![0] &&
+    after.journal[same]![1] === before.journal[same]![1]
+  )
+    same++;
+  if (same === after.journal.length && kept.length === same) return { ...after, times: kept };
+  return { ...after, times: [...kept.slice(0, same), ...Array.from({ length: after.journal.length - same }, () => after.updated)] };
+}
 
-  async function load(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
+export function createTaskRecords({ store, time, bytes }: { store: Store; time: StoreClock; bytes: PrincipalBytes }) {
+  const storeTtl = (r: TaskRecord) => Math.max(1, endOfLife(r) + CLEANUP_KEPT_MS - time.now());
+
+  /** The record as stored, past its end of life too (what only the sweeper's cleanup reads). */
+  async function peek(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
     const raw = await store.get(keyOf(id));
     if (raw === undefined) return undefined;
     const parsed = taskRecord.safeParse(JSON.parse(raw));
     if (!parsed.success) throw new Error(`task ${id}: the stored record is not a task record this version understands`);
     return { raw, record: parsed.data };
+  }
+
+  /** The task's record, `undefined` when there is no such task (never was, or past its end of life). */
+  async function load(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
+    const found = await peek(id);
+    return found === undefined || endOfLife(found.record) <= time.now() ? undefined : found;
   }
 
   /**
@@ -73,7 +114,7 @@ export function createTaskRecords({ store, time, bytes }: { store: Store; time: 
       if (current === undefined) return { record: undefined, written: false };
       const next = change(current.record);
       if (next === false) return { record: current.record, written: false };
-      const written: TaskRecord = { ...next, rev: current.record.rev + 1, updated: time.now() };
+      const written: TaskRecord = stampTimes(current.record, { ...next, rev: current.record.rev + 1, updated: time.now() });
       const text = JSON.stringify(written);
       const growth = charged ? text.length - current.raw.length + takenSignalBytes(current.record, written) : 0;
       if (growth > counted) {
@@ -88,11 +129,12 @@ export function createTaskRecords({ store, time, bytes }: { store: Store; time: 
         // An entry left behind only costs the sweeper a look: its failure must not turn a
         // written transition into a failed one (whose retry would find the record changed).
         else if (dueAt(current.record) !== undefined) await store.unschedule(LEASES, id).catch(() => {});
+        await moveInList(store, current.record, written, async () => (await load(id))?.record);
         return { record: written, written: true };
       }
     }
     throw new StoreError("store_unavailable", `task ${id}: too many concurrent writers`);
   }
 
-  return { load, update };
+  return { load, peek, update };
 }

@@ -36,6 +36,8 @@ export const taskRecord = z.object({
   ttlMs: z.number().int().positive(),
   pollMs: z.number().int().positive(),
   journal: z.array(z.tuple([z.string(), z.string()])),
+  /** When each journal record was written (store clock): a timeline's times. Absent in records from before. */
+  times: z.array(z.number()).optional(),
   /** Every ask outstanding at the park (runtime key → fingerprint), answered ones of an `all` included. */
   outstanding: z.record(z.string(), z.string()),
   /** The asks the task is parked on: wire key (unique for the task's life) → runtime key, fingerprint, request. */
@@ -77,6 +79,8 @@ export const taskRecord = z.object({
    * held by nobody, never due, until `tasks retry` or `tasks fail` (or a cancel, or its lifetime).
    * `step`: the step whose attempts a retry starts over.
    */
+  /** When an operator last retried the task after a hold (a timeline starts the retried step there). */
+  retried: z.number().optional(),
   held: z.object({ kind: z.enum(["step_failed", "journal_divergence"]), reason: z.string(), at: z.number(), step: z.string().optional() }).optional(),
   /** A task ended by its lifetime: its record is kept until then (store clock) so its outcome can be read. */
   keptUntil: z.number().optional(),

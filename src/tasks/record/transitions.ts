@@ -475,7 +475,7 @@ export function hold(r: TaskRecord, holder: Holder, why: Hold, now: number): Tas
 export function retryHeld(r: TaskRecord, now: number, cut: (journal: JournalRecord[], step: string) => JournalRecord[]): TaskRecord | false {
   if (r.status !== "working" || r.held === undefined || r.cancel === true) return false;
   const { held, message: _message, ...rest } = r;
-  return { ...rest, journal: held.step === undefined ? r.journal : cut(r.journal, held.step), wake: now };
+  return { ...rest, journal: held.step === undefined ? r.journal : cut(r.journal, held.step), wake: now, retried: now };
 }
 
 /** An operator ends a held task: failed, with `reason` (or why it was held). `false`: not held. */
