@@ -1,10 +1,11 @@
+import { dashboardCommand, dashboardUsage } from "./dashboard.js";
 import { exportCommand, exportUsage } from "./export.js";
 import { type CliInput, processInput } from "./input.js";
 import { inspectCommand, inspectUsage } from "./inspect.js";
 import { keygen, keygenUsage } from "./keygen.js";
 import { tasksCommand, tasksUsage } from "./tasks.js";
 import { redactText } from "../store/bounded.js";
-import { terminalSafe } from "./terminal.js";
+import { terminalSafe } from "../util/terminal.js";
 
 // `npx mcp-yield <command>`: tools for people running mcp-yield servers — which command runs,
 // and the usage text all of them share.
@@ -13,10 +14,11 @@ const usage = `Usage:
 ${keygenUsage}
 ${inspectUsage}
 ${tasksUsage}
+${dashboardUsage}
 ${exportUsage}`;
 
 /** Each command's usage: what `mcp-yield <command> --help` and `mcp-yield help <command>` print. */
-const USAGE: Readonly<Record<string, string>> = { keygen: keygenUsage, inspect: inspectUsage, tasks: tasksUsage, export: exportUsage };
+const USAGE: Readonly<Record<string, string>> = { keygen: keygenUsage, inspect: inspectUsage, tasks: tasksUsage, dashboard: dashboardUsage, export: exportUsage };
 
 /** Whether the arguments ask for help (`--help` or `-h` before a `--`: no task id or token starts with "-"). */
 function asksHelp(args: readonly string[]): boolean {
@@ -56,6 +58,8 @@ export async function main(argv: readonly string[], write: (line: string) => voi
         return 0;
       case "tasks":
         return await tasksCommand(rest, input.env, out);
+      case "dashboard":
+        return await dashboardCommand(rest, input.env, out);
       case "export":
         return await exportCommand(rest, input.env, input.stdin, out);
       case undefined:

@@ -5,7 +5,7 @@ import { findCircle, importsOf, sourceFiles } from "./imports.js";
 // and from layers below it, never from one above. `server/` and `testing/` are both hosts on
 // top of the runtime and do not import each other; `client/` stands apart and needs only the
 // wire; `cli/` (the `mcp-yield` command's parts) sits on top. Files directly in src/ are the package's entry points and may import anything.
-const ORDER = ["util", "wire", "state", "store", "authoring", "journal", "replay", "tasks", "runtime", "server", "testing", "cli"] as const;
+const ORDER = ["util", "wire", "state", "store", "authoring", "journal", "replay", "tasks", "runtime", "server", "testing", "dashboard", "cli"] as const;
 const RANK: Record<string, number> = { ...Object.fromEntries(ORDER.map((layer, i) => [layer, i])), testing: ORDER.indexOf("server") };
 const CLIENT_MAY_USE = new Set(["util", "wire", "client"]);
 
