@@ -27,7 +27,7 @@ const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]
 
 describe("help", () => {
   it("every command answers --help and -h with its usage, exit 0; help <command> too; an unknown one is named", async () => {
-    for (const command of ["keygen", "inspect", "tasks", "export"]) {
+    for (const command of ["keygen", "inspect", "tasks", "dashboard", "export"]) {
       for (const flag of ["--help", "-h"]) {
         const got = await cli([command, flag]);
         expect(got).toMatchObject({ code: 0, err: "" });
@@ -38,7 +38,7 @@ describe("help", () => {
     // Help of a subcommand is the command's; after `--` it is an argument, not a flag.
     expect(await cli(["tasks", "list", "--help"])).toMatchObject({ code: 0, out: expect.stringContaining("mcp-yield tasks retry <task id>") });
     expect((await cli(["tasks", "show", "--", "--help"])).code).toBe(1);
-    expect(await cli(["help", "nope"])).toMatchObject({ code: 2, err: 'no command "nope": one of keygen, inspect, tasks, export' });
+    expect(await cli(["help", "nope"])).toMatchObject({ code: 2, err: 'no command "nope": one of keygen, inspect, tasks, dashboard, export' });
     expect(await cli(["--help"])).toMatchObject({ code: 0, out: expect.stringContaining("mcp-yield tasks list") });
   });
 });

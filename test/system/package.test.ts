@@ -230,7 +230,7 @@ describe("the packed package in a fresh strict TypeScript project", () => {
         };
         const flags = ["--postgres", POSTGRES_URL, "--postgres-schema", schema];
         const listed = await run("npx", ["--no-install", "mcp-yield", "tasks", "list", "--json", ...flags], { cwd: dir, timeout: 60_000 });
-        expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ taskId, tool: "wait" })]);
+        expect(JSON.parse(listed.stdout).tasks).toEqual([expect.objectContaining({ taskId, tool: "wait" })]);
         const shown = await run("npx", ["--no-install", "mcp-yield", "tasks", "show", taskId, ...flags], { cwd: dir, timeout: 60_000 });
         expect(shown.stdout).toContain(`task ${taskId}: `);
       } finally {
