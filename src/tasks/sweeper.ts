@@ -18,6 +18,11 @@ import * as transition from "./record/transitions.js";
 //    task_lifetime_ended) if no tasks/get did it first, and its outcome stays readable a while.
 // 5. A task past its end of life leaves the list and its indexes, and its record is deleted.
 
+/** Wake times are kept to this grain (one sweep for the tasks due within it). */
+const WAKE_GRAIN_MS = 10;
+/** Wake times kept in memory at most (the earliest): later ones are found by the sweep. */
+const MAX_WAKES = 10_000;
+
 /** What the sweeper needs from the engine. */
 export interface SweeperParts {
   store: Store;
@@ -37,6 +42,53 @@ export interface SweeperParts {
 export function createSweeper({ store, time, update, peek, newRun, launch, cancelled, lacks, sweepMs }: SweeperParts) {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
+  // One timer, for the earliest wake this instance knows of (store clock); the later ones wait
+  // in `wakes` (sorted, a 10 ms grain, at most MAX_WAKES: past that the sweep finds them).
+  let wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  const wakes: number[] = [];
+  let sweeping: Promise<void> | undefined;
+  let again = false;
+
+  /** Sweep now, or once more right after the sweep under way. */
+  function sweepSoon(): void {
+    if (stopped) return;
+    if (sweeping !== undefined) {
+      again = true;
+      return;
+    }
+    sweeping = sweep()
+      .catch(() => {
+        // The store is unreachable now; the next sweep tries again.
+      })
+      .finally(() => {
+        sweeping = undefined;
+        if (again) {
+          again = false;
+          sweepSoon();
+        }
+      });
+  }
+
+  /** Arm the timer for the earliest pending wake. */
+  function arm(): void {
+    if (wake !== undefined) clearTimeout(wake.timer);
+    wake = undefined;
+    const at = wakes[0];
+    if (at === undefined || stopped) return;
+    const timer = setTimeout(
+      () => {
+        wake = undefined;
+        const now = time.now();
+        while (wakes.length > 0 && wakes[0]! <= now) wakes.shift();
+        sweepSoon();
+        arm();
+        // A couple of ms late: a sweep at the very time could read the store's clock just before it.
+      },
+      Math.max(0, at - time.now()) + 2,
+    );
+    timer.unref?.();
+    wake = { at, timer };
+  }
 
   /** Take over a working task that is due (asleep past its time, or its lease ran out). */
   async function takeOver(id: string): Promise<void> {
@@ -76,7 +128,13 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
 
   async function sweep(): Promise<void> {
     await time.sync();
-    for (const id of await store.due(LEASES, time.now(), 25)) await takeOver(id);
+    // Due tasks 25 at a time, and on while there are more (up to 500 a sweep): many may wake at once.
+    for (let batch = 0; batch < 20; batch++) {
+      const due = await store.due(LEASES, time.now(), 25);
+      // A batch taken over together: one round trip's wait for 25 tasks, not 25.
+      await Promise.all(due.map((id) => takeOver(id)));
+      if (due.length < 25) break;
+    }
     // Tasks at the end of their lifetime (the list holds each at that time): one that has not
     // ended ends now, with an outcome to read; one that has leaves the list once its record is
     // gone. Up to 25 at a time, and on while there are more (up to 500 a sweep per instance):
@@ -98,16 +156,31 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     outlive,
     ensure(): void {
       if (timer !== undefined || stopped) return;
-      timer = setInterval(() => {
-        void sweep().catch(() => {
-          // The store is unreachable now; the next sweep tries again.
-        });
-      }, sweepMs);
+      timer = setInterval(sweepSoon, sweepMs);
       timer.unref?.();
+    },
+    /**
+     * A task this instance wrote becomes due at `at` (store clock): sweep then, not at the next
+     * sweep (a 100 ms retry delay would otherwise wait up to `sweepMs`).
+     */
+    wakeAt(at: number): void {
+      if (stopped) return;
+      const grain = Math.ceil(at / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
+      let i = 0;
+      for (let hi = wakes.length; i < hi; ) {
+        const mid = (i + hi) >>> 1;
+        if (wakes[mid]! < grain) i = mid + 1;
+        else hi = mid;
+      }
+      if (wakes[i] === grain || (i >= MAX_WAKES && wakes.length >= MAX_WAKES)) return;
+      wakes.splice(i, 0, grain);
+      if (wakes.length > MAX_WAKES) wakes.pop();
+      if (i === 0) arm();
     },
     stop(): void {
       stopped = true;
       if (timer !== undefined) clearInterval(timer);
+      if (wake !== undefined) clearTimeout(wake.timer);
     },
   };
 }

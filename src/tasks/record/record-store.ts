@@ -79,7 +79,12 @@ export function stampTimes(before: TaskRecord, after: TaskRecord): TaskRecord {
   return { ...after, times: [...kept.slice(0, same), ...Array.from({ length: after.journal.length - same }, () => after.updated)] };
 }
 
-export function createTaskRecords({ store, time, bytes }: { store: Store; time: StoreClock; bytes: PrincipalBytes }) {
+/**
+ * `onWake`: told the store-clock time a write made a task due when nobody holds it (asleep, a
+ * retry delay, a wait's timeout, a race's timer): the instance wakes it then rather than at its
+ * next sweep.
+ */
+export function createTaskRecords({ store, time, bytes, onWake }: { store: Store; time: StoreClock; bytes: PrincipalBytes; onWake?: (at: number) => void }) {
   const storeTtl = (r: TaskRecord) => Math.max(1, endOfLife(r) + CLEANUP_KEPT_MS - time.now());
 
   /** The record as stored, past its end of life too (what only the sweeper's cleanup reads). */
@@ -126,6 +131,7 @@ export function createTaskRecords({ store, time, bytes }: { store: Store; time: 
         // entry is only re-checked).
         const due = dueAt(written);
         if (due !== undefined) await store.schedule(LEASES, id, due);
+        if (due !== undefined && written.lease === undefined) onWake?.(due);
         // An entry left behind only costs the sweeper a look: its failure must not turn a
         // written transition into a failed one (whose retry would find the record changed).
         else if (dueAt(current.record) !== undefined) await store.unschedule(LEASES, id).catch(() => {});
