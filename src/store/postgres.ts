@@ -231,6 +231,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async unschedule(index, member) {
       await query("unschedule", `DELETE FROM ${due} WHERE idx = $1 AND member = $2`, [index, member]);
     },
+    async index(changes) {
+      if (changes.length === 0) return;
+      const adds = changes.filter((c) => c.at !== null);
+      const removes = changes.filter((c) => c.at === null);
+      // One statement: the removals in a data-modifying CTE, the additions as one upsert.
+      await query(
+        "index",
+        `WITH gone AS (DELETE FROM ${due} d USING unnest($4::text[], $5::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member)
+         INSERT INTO ${due} (idx, member, at) SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at`,
+        [adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at), removes.map((c) => c.index), removes.map((c) => c.member)],
+      );
+    },
     async due(index, nowMs, limit) {
       // Several sweepers may read the same members: the task record's compare-and-swap decides
       // which one takes a task over, so no row lock is held here.

@@ -239,6 +239,15 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       const key = indexKey(index, member);
       await write(key, ["ZREM", key, member]);
     },
+    async index(changes) {
+      // Keys in several slots (a cluster): one command per change, all in flight together.
+      await Promise.all(
+        changes.map(({ index, member, at }) => {
+          const key = indexKey(index, member);
+          return write(key, at === null ? ["ZREM", key, member] : ["ZADD", key, String(at), member]);
+        }),
+      );
+    },
     async due(index, nowMs, limit) {
       if (buckets === 1) {
         const members = await run(prefix + index, ["ZRANGE", prefix + index, "-inf", String(nowMs), "BYSCORE", "LIMIT", "0", String(limit)], true);

@@ -25,6 +25,13 @@ export interface Store {
   /** Put `member` in the due-time `index` at `atMs` (moving it if it was there). */
   schedule(index: string, member: string, atMs: number): Promise<void>;
   unschedule(index: string, member: string): Promise<void>;
+  /**
+   * Several `schedule` (`at` a time) and `unschedule` (`at: null`) as one operation: what a task
+   * transition changes in its indexes, sent together (PostgreSQL: one statement). Not atomic on
+   * every store: a failure may leave some changes made (each is idempotent; the caller repeats
+   * or tolerates them). No member twice in one batch.
+   */
+  index(changes: readonly IndexChange[]): Promise<void>;
   /** Up to `limit` members of `index` whose time is `nowMs` or earlier, earliest first. */
   due(index: string, nowMs: number, limit: number): Promise<string[]>;
   /**
@@ -43,6 +50,13 @@ export interface Store {
   time?(): Promise<number>;
   /** Release connections and timers. */
   close(): Promise<void>;
+}
+
+/** One change of `Store.index`: `member` into `index` at `at`, or out of it (`null`). */
+export interface IndexChange {
+  index: string;
+  member: string;
+  at: number | null;
 }
 
 /** A member of an index with its time: an entry of `members`, and where the next page starts. */

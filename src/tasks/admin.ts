@@ -6,7 +6,7 @@ import type { TaskStatus } from "../wire/index.js";
 import type { TaskRecord } from "./record/record.js";
 import { principalDigest, type TaskFilter, taskMatcher } from "./admin-filter.js";
 import { decodeCursor, encodeCursor, indexesFor, readListed } from "./admin-list.js";
-import { indexForList } from "./record/list-index.js";
+import { listEntriesOf } from "./record/list-index.js";
 import { withoutFailedAttempts } from "../journal/journal.js";
 import { cancel as cancelTask, failHeld, retryHeld, stateOf } from "./record/transitions.js";
 import { createTaskRecords, TASKS } from "./record/record-store.js";
@@ -244,7 +244,7 @@ export function createTaskAdmin({ store }: { store: Store }): TaskAdmin {
       let indexed = 0;
       for (let page = await store.members(TASKS, PAGE); page.length > 0; page = page.length < PAGE ? [] : await store.members(TASKS, PAGE, page.at(-1))) {
         const loaded = await Promise.all(page.map(({ member }) => loadRecord(member)));
-        await Promise.all(loaded.map((r) => (r === undefined ? undefined : indexForList(store, r))));
+        await store.index(loaded.flatMap((r) => (r === undefined ? [] : listEntriesOf(r))));
         indexed += loaded.filter((r) => r !== undefined).length;
       }
       return indexed;

@@ -20,7 +20,7 @@ import type { ToolDefinition } from "../authoring/definitions.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord } from "./record/record.js";
 import type { Deps, Parked, TaskEngine } from "./types.js";
-import { indexForList } from "./record/list-index.js";
+import { listEntriesOf } from "./record/list-index.js";
 import { CLEANUP_KEPT_MS, createTaskRecords, dueAt, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import { createSignalDelivery } from "./signals.js";
 import { createTaskRuns } from "./run/run.js";
@@ -130,23 +130,23 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         const existing = raw === undefined ? undefined : taskRecord.safeParse(JSON.parse(raw));
         if (!existing?.success || existing.data.call !== task.callId || task.taskId === undefined) throw new Error("task id collision");
         const found = existing.data;
-        await Promise.all([
-          store.schedule(share, found.id, found.created + found.ttlMs),
-          store.schedule(TASKS, found.id, found.created + found.ttlMs),
-          indexForList(store, found),
-          ...(found.lease !== undefined ? [store.schedule(LEASES, found.id, found.lease.until)] : []),
+        await store.index([
+          { index: share, member: found.id, at: found.created + found.ttlMs },
+          { index: TASKS, member: found.id, at: found.created + found.ttlMs },
+          ...listEntriesOf(found),
+          ...(found.lease !== undefined ? [{ index: LEASES, member: found.id, at: found.lease.until }] : []),
         ]);
         // Leased to this instance by that attempt, which never got to run it: run it now.
         if (found.status === "working" && found.lease?.owner === me && !runs.isRunning(found.id)) void runs.launch(found, undefined);
         return createResultOf(found);
       }
-      // Indexed at once (independent writes, sent together): the principal's share, the list of
-      // tasks and the indexes a filtered list reads, the lease the sweepers watch.
-      await Promise.all([
-        store.schedule(share, record.id, now + ttlMs),
-        store.schedule(TASKS, record.id, now + ttlMs),
-        indexForList(store, record),
-        store.schedule(LEASES, record.id, record.lease!.until),
+      // Indexed at once, one store operation: the principal's share, the list of tasks and the
+      // indexes a filtered list reads, the lease the sweepers watch.
+      await store.index([
+        { index: share, member: record.id, at: now + ttlMs },
+        { index: TASKS, member: record.id, at: now + ttlMs },
+        ...listEntriesOf(record),
+        { index: LEASES, member: record.id, at: record.lease!.until },
       ]);
       void runs.launch(record, task.resume);
       return createResultOf(record);

@@ -1,5 +1,5 @@
 import type { Store } from "../store/index.js";
-import { unindexFromList } from "./record/list-index.js";
+import { listRemovalsOf } from "./record/list-index.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
 import { dueAt, endOfLife, keyOf, LEASES, TASKS } from "./record/record-store.js";
 import * as transition from "./record/transitions.js";
@@ -120,7 +120,7 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
   async function forget(id: string): Promise<void> {
     const gone = await peek(id);
     if (gone !== undefined && endOfLife(gone) <= time.now()) {
-      await unindexFromList(store, gone);
+      await store.index(listRemovalsOf(gone));
       await store.delete(keyOf(id));
     }
     await store.unschedule(TASKS, id);

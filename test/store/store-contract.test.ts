@@ -190,6 +190,32 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
     await store.close();
   });
 
+  it("index() applies a batch of additions, moves and removals across indexes as one operation", async () => {
+    const store = await make();
+    await store.schedule("b1", "old", 5);
+    await store.schedule("b2", "moved", 5);
+    await store.index([]);
+    await store.index([
+      { index: "b1", member: "x", at: 30 },
+      { index: "b1", member: "y", at: 10 },
+      { index: "b2", member: "moved", at: 50 },
+      { index: "b1", member: "old", at: null },
+      { index: "b3", member: "absent", at: null },
+    ]);
+    expect(await store.members("b1", 10)).toEqual([
+      { member: "y", at: 10 },
+      { member: "x", at: 30 },
+    ]);
+    expect(await store.members("b2", 10)).toEqual([{ member: "moved", at: 50 }]);
+    expect(await store.due("b1", 20, 10)).toEqual(["y"]);
+    await store.index([
+      { index: "b1", member: "x", at: null },
+      { index: "b1", member: "y", at: null },
+    ]);
+    expect(await store.members("b1", 10)).toEqual([]);
+    await store.close();
+  });
+
   it("members pages through ties at one time whatever the page size", async () => {
     const store = await make();
     const names = Array.from({ length: 23 }, (_, i) => `t${String(i).padStart(2, "0")}`);

@@ -15,6 +15,7 @@ export function prefixedStore(store: Store, prefix: string): Store {
     incr: (key, delta, ttlMs) => store.incr(prefix + key, delta, ttlMs),
     schedule: (index, member, atMs) => store.schedule(prefix + index, member, atMs),
     unschedule: (index, member) => store.unschedule(prefix + index, member),
+    index: (changes) => store.index(changes.map((c) => ({ ...c, index: prefix + c.index }))),
     due: (index, nowMs, limit) => store.due(prefix + index, nowMs, limit),
     members: (index, limit, after) => store.members(prefix + index, limit, after),
     close: async () => {},

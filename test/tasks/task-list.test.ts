@@ -223,7 +223,16 @@ describe("moving a task between status indexes", () => {
         const store: Store = new Proxy(inner, {
           get(target, name, receiver) {
             const value = Reflect.get(target, name, receiver);
-            if (name === "schedule" || name === "unschedule") return async (...args: [string, string, number]) => (await pause(), (value as (...a: unknown[]) => Promise<void>).apply(target, args));
+            // A batch of index changes lands one change at a time, each after its own pause.
+            if (name === "index")
+              return async (changes: Parameters<Store["index"]>[0]) => {
+                await Promise.all(
+                  changes.map(async (c) => {
+                    await pause();
+                    await target.index([c]);
+                  }),
+                );
+              };
             return typeof value === "function" ? value.bind(target) : value;
           },
         });

@@ -253,6 +253,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     async unschedule(index, member) {
       indexes.get(index)?.delete(member);
     },
+    async index(changes) {
+      for (const { index, member, at } of changes) {
+        if (at === null) indexes.get(index)?.delete(member);
+        else {
+          let members = indexes.get(index);
+          if (members === undefined) indexes.set(index, (members = new Map()));
+          members.set(member, at);
+        }
+      }
+    },
     async due(index, nowMs, limit) {
       const members = indexes.get(index);
       if (members === undefined) return [];

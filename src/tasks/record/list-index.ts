@@ -1,5 +1,5 @@
 import { digestOf } from "../../state/index.js";
-import type { Store } from "../../store/index.js";
+import type { IndexChange, Store } from "../../store/index.js";
 import type { TaskStatus } from "../../wire/index.js";
 import { isTerminal, type TaskRecord } from "./record.js";
 
@@ -33,35 +33,36 @@ export function listIndexesOf(r: TaskRecord): string[] {
   return [LIST_ALL, listByTool(r.tool), ...(r.principal !== undefined ? [listByPrincipal(principalDigest(r.principal))] : []), ...changingIndexesOf(r)];
 }
 
-/** A new task into every list index it belongs in (again, for an index write an earlier attempt lost). */
-export async function indexForList(store: Store, r: TaskRecord): Promise<void> {
-  await Promise.all(listIndexesOf(r).map((index) => store.schedule(index, r.id, r.created)));
-}
+/** The entries putting `r` into every list index it belongs in (at its creation time). */
+export const listEntriesOf = (r: TaskRecord): IndexChange[] => listIndexesOf(r).map((index) => ({ index, member: r.id, at: r.created }));
 
 /**
  * After a write changed `before` into `after`: into the indexes it now belongs in, out of those
- * it left. Two writers may move one task at once (their index writes interleave), so a removal
- * from an index the task can enter again is followed by a read of the record: if the task is
- * back in that index by then, it is put back — an entry may be left over, never missing. A task
- * that ended cannot enter another index again: no read then.
+ * it left — with `extra` changes (the due index), as one store operation. Two writers may move
+ * one task at once (their index writes interleave), so a removal from an index the task can
+ * enter again is followed by a read of the record: if the task is back in that index by then, it
+ * is put back — an entry may be left over, never missing. A task that ended cannot enter another
+ * index again: no read then. A batch of removals only that fails leaves entries behind (a look
+ * for the list, not a failed transition); one that adds throws.
  */
-export async function moveInList(store: Store, before: TaskRecord, after: TaskRecord, reload: () => Promise<TaskRecord | undefined>): Promise<void> {
+export async function moveInList(store: Store, before: TaskRecord, after: TaskRecord, reload: () => Promise<TaskRecord | undefined>, extra: IndexChange[] = []): Promise<void> {
   const was = changingIndexesOf(before);
   const is = changingIndexesOf(after);
-  const entered = is.filter((index) => !was.includes(index));
   const left = was.filter((index) => !is.includes(index));
-  if (entered.length === 0 && left.length === 0) return;
-  await Promise.all(entered.map((index) => store.schedule(index, after.id, after.created)));
-  // A removal that fails leaves an entry behind: a look for the list, not a failed transition.
-  await Promise.all(left.map((index) => store.unschedule(index, after.id).catch(() => {})));
+  const changes: IndexChange[] = [
+    ...extra,
+    ...is.filter((index) => !was.includes(index)).map((index) => ({ index, member: after.id, at: after.created })),
+    ...left.map((index) => ({ index, member: after.id, at: null })),
+  ];
+  if (changes.length === 0) return;
+  if (changes.some((c) => c.at !== null)) await store.index(changes);
+  else await store.index(changes).catch(() => {});
   if (left.length === 0 || isTerminal(after.status)) return;
   const now = await reload();
   if (now === undefined) return;
   const back = changingIndexesOf(now).filter((index) => left.includes(index));
-  await Promise.all(back.map((index) => store.schedule(index, now.id, now.created)));
+  if (back.length > 0) await store.index(back.map((index) => ({ index, member: now.id, at: now.created })));
 }
 
 /** A task that is gone, out of every list index its record named (entries a race left elsewhere are dropped when a list reads them). */
-export async function unindexFromList(store: Store, r: TaskRecord): Promise<void> {
-  await Promise.all(listIndexesOf(r).map((index) => store.unschedule(index, r.id)));
-}
+export const listRemovalsOf = (r: TaskRecord): IndexChange[] => listIndexesOf(r).map((index) => ({ index, member: r.id, at: null }));

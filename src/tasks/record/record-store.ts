@@ -1,4 +1,4 @@
-import type { PrincipalBytes, Store, StoreClock } from "../../store/index.js";
+import type { IndexChange, PrincipalBytes, Store, StoreClock } from "../../store/index.js";
 import { StoreError } from "../../store/index.js";
 import { moveInList } from "./list-index.js";
 import { isTerminal, type TaskRecord, taskRecord } from "./record.js";
@@ -128,14 +128,13 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
       }
       if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
         // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
-        // entry is only re-checked).
+        // entry is only re-checked), and the list indexes its status — one store operation. An
+        // entry left behind only costs the sweeper a look: a failure to remove one must not turn
+        // a written transition into a failed one (whose retry would find the record changed).
         const due = dueAt(written);
-        if (due !== undefined) await store.schedule(LEASES, id, due);
+        const leases: IndexChange[] = due !== undefined ? [{ index: LEASES, member: id, at: due }] : dueAt(current.record) !== undefined ? [{ index: LEASES, member: id, at: null }] : [];
+        await moveInList(store, current.record, written, async () => (await load(id))?.record, leases);
         if (due !== undefined && written.lease === undefined) onWake?.(due);
-        // An entry left behind only costs the sweeper a look: its failure must not turn a
-        // written transition into a failed one (whose retry would find the record changed).
-        else if (dueAt(current.record) !== undefined) await store.unschedule(LEASES, id).catch(() => {});
-        await moveInList(store, current.record, written, async () => (await load(id))?.record);
         return { record: written, written: true };
       }
     }
