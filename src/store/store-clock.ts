@@ -13,6 +13,13 @@ export interface StoreClock {
   /** Milliseconds since the epoch as the store's clock reads them now (approximately: within one round trip). */
   now(): number;
   /**
+   * How far `now()` may be from the store's clock, in milliseconds: half the round trip of the
+   * measurement in use, and 0 for a store without a clock of its own. Two instances' `now()`
+   * can differ by both their uncertainties, so a lease is judged with them: an instance counts
+   * its own lease as ending this much sooner, and another's as ending this much later.
+   */
+  uncertainty(): number;
+  /**
    * Measure the store's clock unless it was measured within `resyncMs`. The first measurement
    * is waited for; later ones happen in the background (the last offset serves meanwhile).
    * Never rejects: a failed measurement keeps the last offset and the next call tries again.
@@ -34,6 +41,8 @@ export interface StoreClockOptions {
 export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTripMs = 200 }: StoreClockOptions): StoreClock {
   let offset = 0;
   let measured = -Infinity;
+  // Until a measurement succeeds the local clock stands in, as uncertain as the worst kept one.
+  let uncertainty = store.time === undefined ? 0 : maxRoundTripMs / 2;
   let measuring: Promise<void> | undefined;
   const measure = async () => {
     const sent = local();
@@ -42,11 +51,14 @@ export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTrip
     if (back - sent > maxRoundTripMs) return;
     // The store read its clock somewhere in the round trip: the middle is the best guess.
     offset = theirs - (sent + back) / 2;
+    // Half the round trip either way, and a millisecond for the store's whole-ms clock and now()'s floor.
+    uncertainty = (back - sent) / 2 + 1;
     measured = back;
   };
   return {
     // Whole milliseconds: times written into records and tokens read as the store would write them.
     now: () => Math.floor(local() + offset),
+    uncertainty: () => uncertainty,
     sync() {
       if (store.time === undefined || local() - measured < resyncMs) return Promise.resolve();
       measuring ??= measure()

@@ -176,7 +176,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
 
     async cancel(id, principal) {
       await owning(id, principal);
-      const result = await update(id, (r) => transition.cancel(r, time.now()));
+      const result = await update(id, (r) => transition.cancel(r, time.now(), time.uncertainty()));
       // Running here: stop it now rather than at the next heartbeat.
       if (result.written) runs.cancel(id);
     },

@@ -3,7 +3,7 @@ import { isPlainJson } from "../state/value-text.js";
 import { jsonBytesWithin } from "../util/json-limits.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
-import { keepEarly, type NewRun, signal, waitKey, waitsPassed } from "./record/transitions.js";
+import { keepEarly, leaseEnded, type NewRun, signal, waitKey, waitsPassed } from "./record/transitions.js";
 
 // Signals into tasks: the token that opens one wait (`ctx.signalToken`), and how a task record
 // keeps a wait, the value that came for it, and which waits are over.
@@ -123,7 +123,7 @@ type Verdict = { ok: true } | { ok: false; message: string; lost?: boolean };
 /** What delivering a signal needs from the engine. */
 export interface SignalDeliveryParts {
   signer: TextSigner;
-  time: { sync(): Promise<void>; now(): number };
+  time: { sync(): Promise<void>; now(): number; uncertainty(): number };
   update: (id: string, change: (r: TaskRecord) => TaskRecord | false, charged?: boolean) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
   /** A fresh lease for a new run on this instance, and the record's run count advanced. */
   newRun: NewRun;
@@ -176,7 +176,7 @@ export function createSignalDelivery({ signer, time, update, newRun, run, takeOv
         // The run that was to check the other value died (its write landed, its instance did
         // not go on): take the task over, so the verdict comes now rather than at a sweep.
         const lease = taken.record.lease;
-        if (lease !== undefined && lease.until <= time.now()) await takeOver(claims.t);
+        if (lease !== undefined && leaseEnded(lease, time.now(), time.uncertainty())) await takeOver(claims.t);
         await wait(pause);
       }
       if (taken.record === undefined) throw refuse("signal_expired", "This signal's task no longer exists");

@@ -26,7 +26,7 @@ const MAX_WAKES = 10_000;
 /** What the sweeper needs from the engine. */
 export interface SweeperParts {
   store: Store;
-  time: { sync(): Promise<void>; now(): number };
+  time: { sync(): Promise<void>; now(): number; uncertainty(): number };
   update: (id: string, change: (r: TaskRecord) => TaskRecord | false) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
   /** The record as stored, past its end of life too. */
   peek: (id: string) => Promise<TaskRecord | undefined>;
@@ -93,12 +93,12 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
   /** Take over a working task that is due (asleep past its time, or its lease ran out). */
   async function takeOver(id: string): Promise<void> {
     if (lacks(id)) return;
-    const taken = await update(id, (r) => transition.wake(r, time.now(), newRun));
+    const taken = await update(id, (r) => transition.wake(r, time.now(), newRun, time.uncertainty()));
     const now = time.now();
     const due = taken.record === undefined ? undefined : dueAt(taken.record);
     if (taken.written && taken.record) launch(taken.record);
     else if (taken.record === undefined || isTerminal(taken.record.status) || due === undefined) await store.unschedule(LEASES, id);
-    else if (taken.record.cancel === true && (taken.record.lease === undefined || taken.record.lease.until <= now)) await cancelled(id);
+    else if (taken.record.cancel === true && (taken.record.lease === undefined || transition.leaseEnded(taken.record.lease, now, time.uncertainty()))) await cancelled(id);
     // An entry earlier than the task is due (an index write lost, a wait re-armed): moved to its time.
     else if (due > now) await store.schedule(LEASES, id, due);
   }

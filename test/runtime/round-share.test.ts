@@ -30,7 +30,7 @@ describe("a principal's round credit", () => {
           bought.push([principal ?? "-", n]);
         },
       },
-      time: { now: () => now, sync: async () => {} },
+      time: { now: () => now, uncertainty: () => 0, sync: async () => {} },
       windowMs: 1000,
       creditBytes: 100,
     });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore, type Store } from "mcp-yield";
+import fc from "fast-check";
 import { createStoreClock } from "../../src/internal.js";
+import { leaseEnded } from "../../src/tasks/record/transitions.js";
 
 // The store's clock as one instance sees it: its own monotonic clock plus a measured offset.
 
@@ -30,6 +32,7 @@ describe("store clock", () => {
     // The store read its clock as the request left (5 s ahead); the offset is taken against the
     // middle of the 40 ms round trip: 5000 - 20.
     expect(clock.now() - local).toBe(4_980);
+    expect(clock.uncertainty()).toBe(21); // half the round trip, and the whole-ms floor
     const offset = clock.now() - local;
     local += 200;
     mode = "slow";
@@ -47,5 +50,50 @@ describe("store clock", () => {
     const clock = createStoreClock({ store: createMemoryStore(), local: () => 42 });
     await clock.sync();
     expect(clock.now()).toBe(42);
+    expect(clock.uncertainty()).toBe(0);
+  });
+
+  it("counts the store's clock uncertain by the worst kept round trip until a measurement succeeds", async () => {
+    const clock = createStoreClock({ store: store(async () => Promise.reject(new Error("down"))), local: () => local, maxRoundTripMs: 300 });
+    await clock.sync();
+    expect(clock.uncertainty()).toBe(150);
+  });
+
+  // Two instances measure the store's clock over round trips the store answers anywhere within
+  // (the cause of their disagreement). Whatever the split, while the holder still counts time on
+  // its lease, no other instance counts the lease as ended: at most one of them runs the task.
+  it("never lets a taker see a lease ended while its holder still counts time on it", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          skew: fc.integer({ min: -5_000, max: 5_000 }), // the store's clock against both instances'
+          trips: fc.tuple(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 200 })),
+          reads: fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true })), // where in its trip the store read its clock
+          leaseMs: fc.integer({ min: 1, max: 1_000 }),
+          later: fc.integer({ min: 0, max: 2_000 }),
+        }),
+        async ({ skew, trips, reads, leaseMs, later }) => {
+          let t = 1_000_000; // local time, the same on both (one machine's monotonic clock)
+          const measured = (i: 0 | 1) =>
+            createStoreClock({
+              store: store(async () => {
+                const at = Math.floor(t + skew + trips[i] * reads[i]);
+                t += trips[i];
+                return at;
+              }),
+              local: () => t,
+            });
+          const holder = measured(0);
+          await holder.sync();
+          const taker = measured(1);
+          await taker.sync();
+          const until = holder.now() + leaseMs; // the lease the holder wrote
+          t += later;
+          const holderCounts = until - holder.now() - holder.uncertainty() > 0;
+          expect(holderCounts && leaseEnded({ until }, taker.now(), taker.uncertainty())).toBe(false);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 });

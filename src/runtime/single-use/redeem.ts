@@ -165,7 +165,7 @@ const claimLost = () =>
   });
 
 /** Single use of `requestState`, on the store (see the file's header). */
-export function createRedemption({ store, clock, shared = { now: clock, sync: async () => {} }, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
+export function createRedemption({ store, clock, shared = { now: clock, uncertainty: () => 0, sync: async () => {} }, report, claimMs = 15_000, waitMs = 30_000, retryMs = 500 }: RedemptionOptions) {
   const me = randomUuid();
   const pollMs = 25;
   /** The lifetime of a record guarding what expires at `expiresAt`, with the skew margin (runtime/single-use/skew.ts). */
@@ -359,7 +359,8 @@ export function createRedemption({ store, clock, shared = { now: clock, sync: as
           if (found.r === undefined) throw responseNotKept();
           return { kind: "stored", response: found.r as RoundResponse };
         }
-        if (found.s === "cont" || found.u <= shared.now() || abandoned.has(raw)) {
+        // The claim's end as its runner may see it: \`uncertainty\` later (store-clock.ts).
+        if (found.s === "cont" || found.u <= shared.now() - shared.uncertainty() || abandoned.has(raw)) {
           // A round that stopped after its steps (continue from where it got), or whose runner
           // stopped renewing (an instance that died mid-round): take the round over.
           const next = mine(found.k);

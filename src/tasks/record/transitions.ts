@@ -373,13 +373,29 @@ export function keepEarly(r: TaskRecord, name: string, ordinal: number, value: u
 }
 
 /**
+ * Whether a lease has certainly ended, as an instance whose clock reads `now` give or take
+ * `uncertainty` (StoreClock.uncertainty) sees it: the holder may see the store's clock that much
+ * behind, so another instance waits that much past `until` before it counts the lease as ended.
+ */
+export function leaseEnded(lease: { until: number }, now: number, uncertainty = 0): boolean {
+  return lease.until <= now - uncertainty;
+}
+
+/**
  * Wake a working task that is due: asleep past its wake time, waiting past its deadline, or
  * running under a lease that ran out (its instance died or shut down) — a new run takes it over.
  */
-export function wake(r: TaskRecord, now: number, newRun: NewRun): TaskRecord | false {
+export function wake(r: TaskRecord, now: number, newRun: NewRun, uncertainty = 0): TaskRecord | false {
   // A race's asks wait for answers, unless its timer ended.
   const racingAsks = r.status === "input_required" && r.race !== undefined && r.wake !== undefined;
-  if ((r.status !== "working" && !racingAsks) || r.held !== undefined || r.cancel === true || (r.lease !== undefined && r.lease.until > now) || (r.wake !== undefined && r.wake > now)) return false;
+  if (
+    (r.status !== "working" && !racingAsks) ||
+    r.held !== undefined ||
+    r.cancel === true ||
+    (r.lease !== undefined && !leaseEnded(r.lease, now, uncertainty)) ||
+    (r.wake !== undefined && r.wake > now)
+  )
+    return false;
   const { wake: _wake, ...rest } = askingNoMore(r);
   return { ...rest, ...newRun(rest) };
 }
@@ -443,9 +459,9 @@ export function outlive(r: TaskRecord, now: number): TaskRecord | false {
  * `cancelled`); any other task — asking, asleep, waiting for a signal, its owner gone — is
  * cancelled at once. One transition for `tasks/cancel` and for an operator's cancel.
  */
-export function cancel(r: TaskRecord, now: number): TaskRecord | false {
+export function cancel(r: TaskRecord, now: number, uncertainty = 0): TaskRecord | false {
   if (isTerminal(r.status) || r.cancel === true) return false;
-  const runningElsewhere = r.status === "working" && r.lease !== undefined && r.lease.until > now;
+  const runningElsewhere = r.status === "working" && r.lease !== undefined && !leaseEnded(r.lease, now, uncertainty);
   return runningElsewhere ? { ...r, cancel: true } : { ...cancelled(r), cancel: true };
 }
 

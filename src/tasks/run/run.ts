@@ -34,7 +34,7 @@ export interface RunParts {
   me: string;
   defs: ReadonlyMap<string, ToolDefinition>;
   records: ReturnType<typeof createTaskRecords>;
-  time: { now(): number };
+  time: { now(): number; uncertainty(): number };
   /** Local monotonic time for idleness of parked generators. */
   clock: () => number;
   report: (error: unknown, info: ErrorInfo) => void;
@@ -112,6 +112,9 @@ export function createTaskRuns(parts: RunParts) {
     running.set(id, { cancel: () => halt("cancelled"), shutdown: () => halt("shutdown") });
     // Until when this run's lease holds, as this run last wrote it.
     let held = record.lease?.until ?? time.now() + leaseMs;
+    // How long it holds yet, counted on the store's clock as late as it may be: another instance
+    // whose clock reads early waits as long again past the end before it takes over (leaseEnded).
+    const heldFor = () => held - time.now() - time.uncertainty();
     const holding = <T extends { record: TaskRecord | undefined; written: boolean }>(saved: T): T => {
       if (saved.written && saved.record?.lease?.owner === me) held = saved.record.lease.until;
       return saved;
@@ -127,7 +130,7 @@ export function createTaskRuns(parts: RunParts) {
         try {
           return await write();
         } catch (error) {
-          if (!(error instanceof StoreError) || stop !== undefined || time.now() + delay >= held) throw error;
+          if (!(error instanceof StoreError) || stop !== undefined || delay >= heldFor()) throw error;
           await new Promise((r) => setTimeout(r, delay));
         }
       }
@@ -148,7 +151,7 @@ export function createTaskRuns(parts: RunParts) {
         const current = (await load(id))?.record;
         if (current === undefined || current.status === "completed" || current.status === "failed" || current.status === "cancelled" || !transition.holds(current, holder)) return halt("lost");
         if (current.cancel === true) return halt("cancelled");
-        if (current.lease!.until - time.now() < leaseMs / 2) holding(await update(id, (r) => transition.renew(r, holder, lease(run))));
+        if (current.lease!.until - time.now() - time.uncertainty() < leaseMs / 2) holding(await update(id, (r) => transition.renew(r, holder, lease(run))));
       })().catch(() => {
         // A store that does not answer: the lease runs out and another instance takes over.
       });
@@ -182,7 +185,7 @@ export function createTaskRuns(parts: RunParts) {
           // Heartbeats keep over a quarter of the lease ahead; less means they could not run (a
           // long synchronous step, a paused process, a slow store) and a successor may already
           // hold the task. Renew — conditionally on still holding it — before starting a step.
-          if (held - time.now() >= leaseMs / 4) return;
+          if (heldFor() >= leaseMs / 4) return;
           await persistOwned((r) => transition.renew(r, holder, lease(run)), false);
         },
       },
