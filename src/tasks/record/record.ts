@@ -167,3 +167,12 @@ export function storedInput(task: { args: Record<string, unknown>; input?: unkno
     throw error;
   }
 }
+
+/**
+ * Whether a lease has certainly ended, as an instance whose clock reads `now` give or take
+ * `uncertainty` (StoreClock.uncertainty) sees it: the holder may see the store's clock that much
+ * behind, so another instance waits that much past `until` before it counts the lease as ended.
+ */
+export function leaseEnded(lease: { until: number }, now: number, uncertainty = 0): boolean {
+  return lease.until <= now - uncertainty;
+}

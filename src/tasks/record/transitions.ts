@@ -1,7 +1,9 @@
 import { type JournalRecord, waitsOn } from "../../journal/journal.js";
 import type { RaceWaiting } from "../../replay/round/types.js";
 import type { InputRequest } from "../../wire/index.js";
-import { isTerminal, type TaskRecord, wireKeyFor } from "./record.js";
+import { isTerminal, leaseEnded, type TaskRecord, wireKeyFor } from "./record.js";
+
+export { leaseEnded };
 
 // tasks/transitions.ts owns every change of a task record, each a pure function of the record
 // as read (and of the clock and lease it is given): `false` when the change does not apply to
@@ -370,15 +372,6 @@ export function signal(r: TaskRecord, name: string, ordinal: number, value: unkn
 /** A signal's value for a wait the task has not reached yet: kept in the task until it does. */
 export function keepEarly(r: TaskRecord, name: string, ordinal: number, value: unknown): TaskRecord {
   return { ...r, early: [...(r.early ?? []), { name, i: ordinal, value }] };
-}
-
-/**
- * Whether a lease has certainly ended, as an instance whose clock reads `now` give or take
- * `uncertainty` (StoreClock.uncertainty) sees it: the holder may see the store's clock that much
- * behind, so another instance waits that much past `until` before it counts the lease as ended.
- */
-export function leaseEnded(lease: { until: number }, now: number, uncertainty = 0): boolean {
-  return lease.until <= now - uncertainty;
 }
 
 /**
