@@ -1,6 +1,7 @@
 import pg from "pg";
 import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
+import { listenPostgres, postgresChannel } from "./feed/postgres-feed.js";
 import { type Store, StoreError } from "./store.js";
 
 /** The part of a node-postgres pool (or client) the store uses. */
@@ -98,7 +99,9 @@ function misconfiguredPostgres(error: unknown): string | undefined {
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const timeoutMs = integerOption("timeoutMs", options.timeoutMs, 1000);
   const purgeEveryMs = integerOption("purgeEveryMs", options.purgeEveryMs, 60_000);
-  const { kv, due } = names(options);
+  const { kv, due, schema, prefix } = names(options);
+  /** A notify channel of this store's (schema and table prefix): stores in other schemas of the database hear none of it. */
+  const channelOf = (channel: string) => postgresChannel(`${schema}_${prefix}`, channel);
   if ((options.pool === undefined) === (options.connectionString === undefined)) throw new TypeError("createPostgresStore: give exactly one of pool or connectionString");
   const maxConnections = integerOption("maxConnections", options.maxConnections, 10);
   const makePool = (serverTimeouts: boolean) => {
@@ -191,15 +194,33 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       );
       return rowCount === 1;
     },
-    async swap(key, expected, value, ttlMs) {
+    async swap(key, expected, value, ttlMs, notice) {
       // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
-      const { rowCount } = await query("swap", `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`, [
-        key,
-        expected,
-        text("value", value),
-        ms(ttlMs),
-      ]);
+      const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
+      const values = [key, expected, text("value", value), ms(ttlMs)];
+      if (notice === undefined) return (await query("swap", update, values)).rowCount === 1;
+      // The notice in the same statement: sent when its transaction commits, and only if it updated.
+      const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1) SELECT pg_notify($5, $6) FROM w`, [...values, channelOf(notice.channel), text("notice", notice.message)]);
       return rowCount === 1;
+    },
+    async listen(channel, listener) {
+      const config = options.connectionString !== undefined ? { connectionString: options.connectionString } : (options.pool as { options?: pg.ClientConfig }).options;
+      const warn = options.onWarning ?? ((message: string) => console.warn(message));
+      if (config === undefined) {
+        warn("mcp-yield: the PostgreSQL pool given to the store is not a node-postgres Pool (no options to open a LISTEN connection with): tasks are found by polling only (sweepMs)");
+        return undefined;
+      }
+      const connect = async () => {
+        const client = new pg.Client({ ...config, connectionTimeoutMillis: timeoutMs });
+        client.on("error", () => {});
+        await bounded(client.connect(), timeoutMs, `PostgreSQL${where}`, "connecting to listen", misconfiguredPostgres).catch(async (error: unknown) => {
+          await client.end().catch(() => {});
+          throw error;
+        });
+        return client;
+      };
+      const notify = (name: string, payload: string) => query("notify", "SELECT pg_notify($1, $2)", [name, payload]);
+      return listenPostgres({ connect, notify, timeoutMs, warn }, channelOf(channel), listener);
     },
     async set(key, value, ttlMs) {
       await query("set", `INSERT INTO ${kv} (key, value, expires_at) VALUES ($1, $2, ${NOW} + $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`, [

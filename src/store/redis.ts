@@ -4,6 +4,7 @@ import { createClient, createCluster } from "redis";
 import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
 import { checkRedisConfig } from "./redis-config.js";
+import { listenRedis, shardChannels, type SubscriberSource } from "./feed/redis-feed.js";
 import { type IndexPosition, isAfter, type Store, StoreError } from "./store.js";
 
 /** The part of a node-redis client the store uses (any node-redis ≥ 4 has it). */
@@ -76,13 +77,18 @@ export interface RedisStoreOptions {
 const SWAP = `local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
 return 0`;
+// The same, announcing `notice` (ARGV[4] channel, ARGV[5] message) to the server's subscribers
+// when it swapped: in the script, so a notice goes out exactly for a write that landed.
+const SWAP_NOTIFY = `local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) redis.call('PUBLISH', ARGV[4], ARGV[5]) return 1 end
+return 0`;
 // Increment; a key this creates gets its time to live (one round trip, atomically).
 const INCR = `local sum = redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return sum`;
 
 /** Each script's SHA-1, as EVALSHA names it (made here: no SCRIPT LOAD round trip, on any node). */
-const digests = new Map([SWAP, INCR].map((source) => [source, bytesToHex(sha1(utf8ToBytes(source)))]));
+const digests = new Map([SWAP, SWAP_NOTIFY, INCR].map((source) => [source, bytesToHex(sha1(utf8ToBytes(source)))]));
 
 /** Where a member of an index lives: one of `buckets` hash-tagged keys (FNV-1a of the member), or the index itself on one server. */
 function bucketOf(member: string, buckets: number): number {
@@ -183,6 +189,9 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   };
   if (options.checkConfig !== false) await checkRedisConfig(run, cluster, options.onWarning);
   const ms = (ttlMs: number) => String(integerOption("ttlMs", Math.ceil(ttlMs), 1));
+  /** A change-feed channel under the prefix (pub/sub channels are one namespace per server, like keys). */
+  const feedChannel = (channel: string) => `${prefix}feed:${channel}`;
+  const warnFeed = options.onWarning ?? ((message: string) => console.warn(message));
 
   const indexKeys = (index: string): string[] => (buckets === 1 ? [prefix + index] : Array.from({ length: buckets }, (_, b) => `${prefix}${index}:{${b}}`));
   const indexKey = (index: string, member: string): string => (buckets === 1 ? prefix + index : `${prefix}${index}:{${bucketOf(member, buckets)}}`);
@@ -218,8 +227,31 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     async add(key, value, ttlMs) {
       return (await write(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
     },
-    async swap(key, expected, value, ttlMs) {
-      return (await script(SWAP, prefix + key, [expected, value, ms(ttlMs)])) === 1;
+    async swap(key, expected, value, ttlMs, notice) {
+      if (notice === undefined) return (await script(SWAP, prefix + key, [expected, value, ms(ttlMs)])) === 1;
+      if (buckets === 1) return (await script(SWAP_NOTIFY, prefix + key, [expected, value, ms(ttlMs), feedChannel(notice.channel), notice.message])) === 1;
+      // A cluster: a script may not publish to a shard channel of another slot, so the notice
+      // follows the write (not awaited: it is best effort, and the write is what the caller waits for).
+      const swapped = (await script(SWAP, prefix + key, [expected, value, ms(ttlMs)])) === 1;
+      if (swapped) {
+        const channel = shardChannels(feedChannel(notice.channel), buckets)[bucketOf(key, buckets)]!;
+        void run(channel, ["SPUBLISH", channel, notice.message]).catch(() => {});
+      }
+      return swapped;
+    },
+    async listen(channel, listener) {
+      const base = feedChannel(channel);
+      const source: SubscriberSource =
+        options.url !== undefined
+          ? { url: options.url }
+          : options.clusterUrls !== undefined
+            ? { clusterUrls: options.clusterUrls }
+            : { duplicate: () => (options.client as unknown as { duplicate(): unknown }).duplicate(), cluster };
+      if (options.client !== undefined && typeof (options.client as { duplicate?: unknown }).duplicate !== "function") {
+        warnFeed("mcp-yield: the Redis client given to the store has no duplicate(): no change-feed subscriber, tasks are found by polling only (sweepMs)");
+        return undefined;
+      }
+      return listenRedis(source, buckets === 1 ? [base] : shardChannels(base, buckets), listener, timeoutMs, warnFeed);
     },
     async set(key, value, ttlMs) {
       await write(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs)]);

@@ -9,8 +9,8 @@ import { StoreError } from "./store.js";
 /** How long one failure (reason and message) is not reported again. */
 const QUIET_MS = 10_000;
 
-type StoreMethod = Exclude<keyof Store, "time" | "close">;
-const METHODS: readonly StoreMethod[] = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "due", "members"];
+type StoreMethod = Exclude<keyof Store, "time" | "close" | "listen">;
+const METHODS: readonly StoreMethod[] = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "index", "due", "members"];
 
 /** `store` whose StoreErrors are also handed to `report` (each failure at most once per 10 s, on `now`'s clock). */
 export function reportingStore(store: Store, report: (error: StoreError) => void, now: () => number = Date.now): Store {
@@ -35,6 +35,11 @@ export function reportingStore(store: Store, report: (error: StoreError) => void
   if (store.time !== undefined) {
     const time = store.time;
     wrapped.time = () => time.call(store).catch(heard);
+  }
+  // The change feed reports its own trouble (a warning, then polling); it is not a failed operation.
+  if (store.listen !== undefined) {
+    const listen = store.listen;
+    wrapped.listen = (channel, listener) => listen.call(store, channel, listener);
   }
   wrapped.close = () => store.close();
   return wrapped;

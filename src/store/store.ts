@@ -12,8 +12,11 @@ export interface Store {
   get(key: string): Promise<string | undefined>;
   /** Write `value` only if `key` is absent; `true` when written. */
   add(key: string, value: string, ttlMs: number): Promise<boolean>;
-  /** Replace the value only if it is exactly `expected` now; `true` when replaced (compare-and-swap). */
-  swap(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Replace the value only if it is exactly `expected` now; `true` when replaced (compare-and-swap).
+   * `notice`: announced to the store's listeners (`listen`) when — and only when — it replaced.
+   */
+  swap(key: string, expected: string, value: string, ttlMs: number, notice?: Notice): Promise<boolean>;
   /** Write unconditionally. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;
@@ -48,7 +51,36 @@ export interface Store {
    * disagree still agree on when one runs out. A store one instance owns leaves it out.
    */
   time?(): Promise<number>;
+  /**
+   * The store's change feed: hear every `Notice` on `channel` a `swap` announces, from any
+   * instance, as it lands (memory: in process; Redis: pub/sub under the prefix, sharded on a
+   * cluster; PostgreSQL: NOTIFY sent by the writing statement). Best effort: a notice can be lost
+   * while the listener reconnects, so `reset` is called after every reconnect (read again what
+   * matters). Resolves to `undefined` where the store cannot deliver notices — PostgreSQL through
+   * a pooler in transaction mode, a client that cannot open a subscriber — after warning once:
+   * the caller polls instead. One listener per channel and store.
+   */
+  listen?(channel: string, listener: FeedListener): Promise<Listening | undefined>;
   /** Release connections and timers. */
+  close(): Promise<void>;
+}
+
+/** A change a write announces: `message` (short text; PostgreSQL takes up to 7,000 bytes) on `channel`. */
+export interface Notice {
+  channel: string;
+  message: string;
+}
+
+/** Who hears a channel of the change feed (`Store.listen`). */
+export interface FeedListener {
+  /** A notice, in the order the store delivered it. */
+  message(message: string): void;
+  /** The listener reconnected: notices may have been missed meanwhile. */
+  reset(): void;
+}
+
+/** A listener on the change feed; `close` stops it. */
+export interface Listening {
   close(): Promise<void>;
 }
 

@@ -40,7 +40,7 @@ function throughPgBouncer(bouncer: RunningPgBouncer, mode: string) {
   const schema = testSchema(`pgb_${mode.slice(0, 4)}`);
   return {
     name: `postgres via PgBouncer (${mode} mode)`,
-    make: () => createPostgresStore({ connectionString: bouncer.url, schema, onWarning: (m) => expect(m).toMatch(/refuses startup parameters/) }),
+    make: () => createPostgresStore({ connectionString: bouncer.url, schema, onWarning: (m) => expect(m).toMatch(/refuses startup parameters|did not deliver a NOTIFY/) }),
     elapse: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
     drop: () => dropSchema(schema),
     short: 1500,
@@ -241,6 +241,75 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
     }
     await store.close();
   });
+});
+
+/** Wait until `done()` holds (5 s at most), checking every 10 ms. */
+async function eventually(done: () => boolean, what: string): Promise<void> {
+  for (const started = performance.now(); !done(); await new Promise((r) => setTimeout(r, 10))) if (performance.now() - started > 5_000) throw new Error(`not within 5 s: ${what}`);
+}
+
+describe.each(stores)("$name store's change feed", ({ name, make }) => {
+  it("a swap's notice reaches a listener on another connection, only when it swapped, in order, on its channel; closed, it hears no more", async () => {
+    const writer = await make();
+    // Another instance: another store object on the same server (memory: the same store, one process).
+    const reader = name === "memory" ? writer : await make();
+    const heard: string[] = [];
+    let resets = 0;
+    const listening = await reader.listen!("feed", { message: (m) => heard.push(m), reset: () => resets++ });
+    try {
+      if (name.includes("transaction mode")) {
+        // A transaction pooler delivers no notices: the store says so (warning) and the caller polls.
+        expect(listening).toBeUndefined();
+        return;
+      }
+      expect(listening).toBeDefined();
+      await writer.set("k", "v0", 10_000);
+      expect(await writer.swap("k", "nope", "x", 10_000, { channel: "feed", message: "not swapped" })).toBe(false);
+      for (let i = 1; i <= 20; i++) expect(await writer.swap("k", `v${i - 1}`, `v${i}`, 10_000, { channel: "feed", message: `m${i}` })).toBe(true);
+      expect(await writer.swap("k", "v20", "v21", 10_000)).toBe(true); // no notice
+      expect(await writer.swap("k", "v21", "v22", 10_000, { channel: "other", message: "elsewhere" })).toBe(true);
+      expect(await writer.get("k")).toBe("v22"); // a swap with a notice writes as one without
+      await eventually(() => heard.length >= 20, `20 notices (heard ${heard.length})`);
+      await listening!.close();
+      await writer.swap("k", "v22", "v23", 10_000, { channel: "feed", message: "after close" });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(heard).toEqual(Array.from({ length: 20 }, (_, i) => `m${i + 1}`));
+      expect(resets).toBe(0);
+    } finally {
+      await listening?.close();
+      if (reader !== writer) await reader.close();
+      await writer.close();
+    }
+  });
+});
+
+describe.each(shared)("$name store's change feed, its server gone a while", (kind) => {
+  it("the listener reconnects by itself, says so (reset), and hears notices again", async () => {
+    const proxy = await startTcpProxy(kind.port);
+    const writer = await kind.make();
+    const reader = await kind.make({ port: proxy.port });
+    const heard: string[] = [];
+    let resets = 0;
+    const listening = await reader.listen!("feed", { message: (m) => heard.push(m), reset: () => resets++ });
+    try {
+      await writer.set("k", "0", 10_000);
+      await writer.swap("k", "0", "1", 10_000, { channel: "feed", message: "before" });
+      await eventually(() => heard.includes("before"), "the notice before the cut");
+      proxy.cut();
+      await writer.swap("k", "1", "2", 10_000, { channel: "feed", message: "while cut" });
+      await new Promise((r) => setTimeout(r, 300));
+      proxy.restore();
+      await eventually(() => resets >= 1, "a reset once the listener is back");
+      await writer.swap("k", "2", "3", 10_000, { channel: "feed", message: "after" });
+      await eventually(() => heard.includes("after"), "the notice after the reconnect");
+      expect(heard).not.toContain("while cut"); // lost, as the reset said it might be
+    } finally {
+      await listening?.close();
+      await reader.close();
+      await writer.close();
+      await proxy.close();
+    }
+  }, 30_000);
 });
 
 describe.each(shared)("$name store, its server unavailable", (kind) => {

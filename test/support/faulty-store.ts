@@ -1,4 +1,4 @@
-import { type Store, StoreError } from "mcp-yield";
+import { type FeedListener, type Store, StoreError } from "mcp-yield";
 
 /**
  * How a store operation fails:
@@ -85,6 +85,8 @@ export function faultyStore(
   };
   // The store's clock is not an operation the suite fails (a failed measurement keeps the last one).
   if (inner.time !== undefined) wrapped.time = () => inner.time!();
+  // Nor is the change feed (best effort by design): notices pass as they come.
+  if (inner.listen !== undefined) wrapped.listen = (channel: string, listener: FeedListener) => inner.listen!(channel, listener);
   // `count` and `stalledAt` stay live getters (Object.assign would copy their values once).
   const live = Object.defineProperty(Object.assign(wrapped as unknown as Store, controls), "count", { get: () => count });
   return Object.defineProperty(live, "stalledAt", { get: () => stalledAt }) as Store & typeof controls & { readonly count: number; readonly stalledAt: number | undefined };

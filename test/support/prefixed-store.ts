@@ -9,7 +9,7 @@ export function prefixedStore(store: Store, prefix: string): Store {
   const view: Store = {
     get: (key) => store.get(prefix + key),
     add: (key, value, ttlMs) => store.add(prefix + key, value, ttlMs),
-    swap: (key, expected, value, ttlMs) => store.swap(prefix + key, expected, value, ttlMs),
+    swap: (key, expected, value, ttlMs, notice) => store.swap(prefix + key, expected, value, ttlMs, notice && { ...notice, channel: prefix + notice.channel }),
     set: (key, value, ttlMs) => store.set(prefix + key, value, ttlMs),
     delete: (key) => store.delete(prefix + key),
     incr: (key, delta, ttlMs) => store.incr(prefix + key, delta, ttlMs),
@@ -21,5 +21,6 @@ export function prefixedStore(store: Store, prefix: string): Store {
     close: async () => {},
   };
   if (store.time !== undefined) view.time = () => store.time!();
+  if (store.listen !== undefined) view.listen = (channel, listener) => store.listen!(prefix + channel, listener);
   return view;
 }

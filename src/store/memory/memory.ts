@@ -1,6 +1,7 @@
 import { integerOption } from "../../util/options.js";
 import { ByteTable } from "./byte-table.js";
 import { SlotQueue } from "./slot-queue.js";
+import { createFeedHub } from "../feed/memory-feed.js";
 import { type IndexPosition, isAfter, type Store, StoreError } from "../store.js";
 import { DROP_READS, DROPPED_BYTES, dropKeptResponse, isAscii, keptResponseHead, REDEEM_PREFIX } from "../kept-response.js";
 
@@ -67,6 +68,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
   const reserved = options.reserved ?? ((key: string) => key.startsWith(REDEEM_PREFIX));
   const shrink = options.shrink ?? dropKeptResponse;
   const table = new ByteTable();
+  const feed = createFeedHub();
   const isCurrent = (slot: number, writeId: number) => table.writeId[slot] === writeId;
   /**
    * Entries whose values have not been offered to `shrink` since they were written, oldest
@@ -225,11 +227,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     async add(key, value, ttlMs) {
       return add(key, value, ttlMs);
     },
-    async swap(key, expected, value, ttlMs) {
+    async swap(key, expected, value, ttlMs, notice) {
       const before = live(key);
       if (before < 0 || table.value(before) !== expected) return false;
       write(key, value, ttlMs, before);
+      if (notice !== undefined) feed.publish(notice);
       return true;
+    },
+    async listen(channel, listener) {
+      return feed.listen(channel, listener);
     },
     async set(key, value, ttlMs) {
       write(key, value, ttlMs, table.find(key));
