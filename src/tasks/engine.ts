@@ -188,12 +188,13 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     },
 
     async close() {
-      sweeper.stop();
+      const stopping = sweeper.stop();
       runs.shutdownAll();
       // Code that ignores its signal is not waited for past the grace period.
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([Promise.allSettled(runs.inFlight()), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
       clearTimeout(timer);
+      await stopping;
     },
   };
 }
