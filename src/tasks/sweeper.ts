@@ -1,4 +1,5 @@
 import type { Listening, Store } from "../store/index.js";
+import { randomPart } from "../util/random-part.js";
 import { listRemovalsOf } from "./record/list-index.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
 import { dueAt, endOfLife, keyOf, LEASES, TASKS } from "./record/record-store.js";
@@ -27,6 +28,9 @@ import * as transition from "./record/transitions.js";
  * often (many running tasks: their leases' ends are always near, and each would be a sweep).
  */
 const INDEX_RECHECK_MS = { most: 1_000, least: 250 };
+/** Due tasks read at once, and of those taken over together (a random part: see `sweep`). */
+const DUE_WINDOW = 200;
+const DUE_BATCH = 50;
 /** Wake times are kept to this grain (one sweep for the tasks due within it). */
 const WAKE_GRAIN_MS = 10;
 /** Wake times kept in memory at most (the earliest): later ones are found by the sweep. */
@@ -114,7 +118,8 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
         arm();
         // A couple of ms late: a sweep at the very time could read the store's clock just before it.
       },
-      Math.max(0, at - time.now()) + 2,
+      // Past the time as the store's clock may read it (a sleep never ends early: transitions.wake).
+      Math.max(0, at - time.now() + Math.ceil(time.uncertainty())) + 2,
     );
     timer.unref?.();
     wake = { at, timer };
@@ -166,12 +171,19 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
 
   async function sweep(): Promise<void> {
     await time.sync();
-    // Due tasks 25 at a time, and on while there are more (up to 500 a sweep): many may wake at once.
-    for (let batch = 0; batch < 20; batch++) {
-      const due = await store.due(LEASES, time.now(), 25);
-      // A batch taken over together: one round trip's wait for 25 tasks, not 25.
-      await Promise.all(due.map((id) => takeOver(id)));
-      if (due.length < 25) break;
+    // Due tasks in batches, and on while there are more (up to 20 batches a sweep, then another
+    // sweep at once): many may wake at once. Each batch is a random part of the earliest due, so
+    // instances sweeping together mostly take different tasks (the compare-and-swap decides a
+    // clash, at the cost of a read).
+    for (let batch = 0; ; batch++) {
+      const due = await store.due(LEASES, time.now(), DUE_WINDOW);
+      // A batch taken over together: one round trip's wait for the batch, not one per task.
+      await Promise.all(randomPart(due, DUE_BATCH).map((id) => takeOver(id)));
+      if (due.length < DUE_WINDOW) break;
+      if (batch === 19) {
+        again = true;
+        break;
+      }
     }
     await armForIndex();
     // Tasks at the end of their lifetime (the list holds each at that time): one that has not
