@@ -58,7 +58,10 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     update,
     newRun: (r) => runs.newRun(r),
     run: (r) => (sweeper.ensure(), runs.launch(r, undefined)),
-    takeOver: (id) => (sweeper.ensure(), sweeper.takeOver(id)),
+    takeOver: async (id) => {
+      sweeper.ensure();
+      await sweeper.takeOver(id);
+    },
   });
   const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, lack: lacking.mark, timing: { leaseMs, beatMs, graceMs, ttlMs } });
   const sweeper = createSweeper({

@@ -125,9 +125,12 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     wake = { at, timer };
   }
 
-  /** Take over a working task that is due (asleep past its time, or its lease ran out). */
-  async function takeOver(id: string): Promise<void> {
-    if (lacks(id)) return;
+  /**
+   * Take over a working task that is due (asleep past its time, or its lease ran out). `false`
+   * when its due entry stays as it was (code this instance lacks, a time not certainly past yet).
+   */
+  async function takeOver(id: string): Promise<boolean> {
+    if (lacks(id)) return false;
     const taken = await update(id, (r) => transition.wake(r, time.now(), newRun, time.uncertainty()));
     const now = time.now();
     const due = taken.record === undefined ? undefined : dueAt(taken.record);
@@ -136,6 +139,8 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     else if (taken.record.cancel === true && (taken.record.lease === undefined || transition.leaseEnded(taken.record.lease, now, time.uncertainty()))) await cancelled(id);
     // An entry earlier than the task is due (an index write lost, a wait re-armed): moved to its time.
     else if (due > now) await store.schedule(LEASES, id, due);
+    else return false;
+    return true;
   }
 
   /**
@@ -174,12 +179,13 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     // Due tasks in batches, and on while there are more (up to 20 batches a sweep, then another
     // sweep at once): many may wake at once. Each batch is a random part of the earliest due, so
     // instances sweeping together mostly take different tasks (the compare-and-swap decides a
-    // clash, at the cost of a read).
+    // clash, at the cost of a read). A batch that moved no entry (tasks this instance cannot
+    // take: code it lacks, another instance's) ends the sweep rather than reading them again.
     for (let batch = 0; ; batch++) {
       const due = await store.due(LEASES, time.now(), DUE_WINDOW);
       // A batch taken over together: one round trip's wait for the batch, not one per task.
-      await Promise.all(randomPart(due, DUE_BATCH).map((id) => takeOver(id)));
-      if (due.length < DUE_WINDOW) break;
+      const moved = await Promise.all(randomPart(due, DUE_BATCH).map((id) => takeOver(id)));
+      if (due.length <= DUE_BATCH || !moved.includes(true)) break;
       if (batch === 19) {
         again = true;
         break;
