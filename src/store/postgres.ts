@@ -2,6 +2,7 @@ import pg from "pg";
 import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
 import { listenPostgres, postgresChannel } from "./feed/postgres-feed.js";
+import { sharedFeed } from "./feed/shared-feed.js";
 import { type Store, StoreError } from "./store.js";
 
 /** The part of a node-postgres pool (or client) the store uses. */
@@ -203,7 +204,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1) SELECT pg_notify($5, $6) FROM w`, [...values, channelOf(notice.channel), text("notice", notice.message)]);
       return rowCount === 1;
     },
-    async listen(channel, listener) {
+    // One LISTEN connection per channel for every instance on this store object (feed/shared-feed.ts).
+    listen: sharedFeed(async (channel, listener) => {
       const config = options.connectionString !== undefined ? { connectionString: options.connectionString } : (options.pool as { options?: pg.ClientConfig }).options;
       const warn = options.onWarning ?? ((message: string) => console.warn(message));
       if (config === undefined) {
@@ -221,7 +223,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       };
       const notify = (name: string, payload: string) => query("notify", "SELECT pg_notify($1, $2)", [name, payload]);
       return listenPostgres({ connect, notify, timeoutMs, warn }, channelOf(channel), listener);
-    },
+    }),
     async set(key, value, ttlMs) {
       await query("set", `INSERT INTO ${kv} (key, value, expires_at) VALUES ($1, $2, ${NOW} + $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`, [
         text("key", key),

@@ -5,6 +5,7 @@ import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
 import { checkRedisConfig } from "./redis-config.js";
 import { listenRedis, shardChannels, type SubscriberSource } from "./feed/redis-feed.js";
+import { sharedFeed } from "./feed/shared-feed.js";
 import { type IndexPosition, isAfter, type Store, StoreError } from "./store.js";
 
 /** The part of a node-redis client the store uses (any node-redis ≥ 4 has it). */
@@ -128,6 +129,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   if (cluster && prefix.includes("{")) throw new TypeError(`createRedisStore: on a Redis Cluster the prefix may not contain "{" (a hash tag), got ${JSON.stringify(prefix)}`);
   const buckets = cluster ? integerOption("indexBuckets", options.indexBuckets, 16) : 1;
   let owned: { close(): Promise<unknown>; destroy(): unknown; isOpen: boolean } | undefined;
+  // The cluster client (the user's or ours): the change feed subscribes on it (feed/redis-feed.ts).
+  let clusterClient: unknown = cluster ? options.client : undefined;
   /** Send one command; `key` routes it on a cluster (`undefined`: any node). */
   let send: (key: string | undefined, readonly: boolean, args: string[]) => Promise<unknown>;
   if (options.client !== undefined) {
@@ -146,6 +149,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       throw error;
     });
     owned = made as unknown as NonNullable<typeof owned>;
+    clusterClient = made;
     send = (key, readonly, args) => made.sendCommand(key, readonly, args, NO_CLIENT_TIMEOUT);
   } else {
     const made = createClient({
@@ -239,20 +243,16 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       }
       return swapped;
     },
-    async listen(channel, listener) {
+    listen: sharedFeed(async (channel, listener) => {
       const base = feedChannel(channel);
-      const source: SubscriberSource =
-        options.url !== undefined
-          ? { url: options.url }
-          : options.clusterUrls !== undefined
-            ? { clusterUrls: options.clusterUrls }
-            : { duplicate: () => (options.client as unknown as { duplicate(): unknown }).duplicate(), cluster };
+      if (clusterClient !== undefined) return listenRedis({ cluster: clusterClient }, shardChannels(base, buckets), listener, timeoutMs, warnFeed);
       if (options.client !== undefined && typeof (options.client as { duplicate?: unknown }).duplicate !== "function") {
         warnFeed("mcp-yield: the Redis client given to the store has no duplicate(): no change-feed subscriber, tasks are found by polling only (sweepMs)");
         return undefined;
       }
-      return listenRedis(source, buckets === 1 ? [base] : shardChannels(base, buckets), listener, timeoutMs, warnFeed);
-    },
+      const source: SubscriberSource = options.url !== undefined ? { url: options.url } : { duplicate: () => (options.client as unknown as { duplicate(): unknown }).duplicate() };
+      return listenRedis(source, [base], listener, timeoutMs, warnFeed);
+    }),
     async set(key, value, ttlMs) {
       await write(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs)]);
     },

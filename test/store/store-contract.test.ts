@@ -281,6 +281,39 @@ describe.each(stores)("$name store's change feed", ({ name, make }) => {
       await writer.close();
     }
   });
+  it("listeners on one store object (instances sharing it) each hear every notice; one closed, the others still hear; the store works on after the last", async () => {
+    const writer = await make();
+    const reader = name === "memory" ? writer : await make();
+    const heard: string[][] = [[], [], []];
+    const listenings = await Promise.all(heard.map((into) => reader.listen!("feed", { message: (m) => into.push(m), reset: () => {} })));
+    try {
+      if (name.includes("transaction mode")) {
+        expect(listenings.every((l) => l === undefined)).toBe(true);
+        return;
+      }
+      await writer.set("k", "0", 10_000);
+      expect(await writer.swap("k", "0", "1", 10_000, { channel: "feed", message: "to all" })).toBe(true);
+      await eventually(() => heard.every((h) => h.length >= 1), "the notice by every listener");
+      await listenings[0]!.close();
+      await listenings[0]!.close(); // twice: the others stay subscribed
+      expect(await writer.swap("k", "1", "2", 10_000, { channel: "feed", message: "to two" })).toBe(true);
+      await eventually(() => heard[1]!.length >= 2 && heard[2]!.length >= 2, "the second notice by the listeners still open");
+      await Promise.all(listenings.slice(1).map((l) => l!.close()));
+      expect(await writer.swap("k", "2", "3", 10_000, { channel: "feed", message: "to none" })).toBe(true);
+      expect(await reader.get("k")).toBe("3"); // closing the feed leaves the store's own connection open
+      // And a listen after the last close subscribes again.
+      const again: string[] = [];
+      const reopened = await reader.listen!("feed", { message: (m) => again.push(m), reset: () => {} });
+      expect(await writer.swap("k", "3", "4", 10_000, { channel: "feed", message: "again" })).toBe(true);
+      await eventually(() => again.includes("again"), "the notice after subscribing again");
+      await reopened!.close();
+      expect(heard).toEqual([["to all"], ["to all", "to two"], ["to all", "to two"]]);
+    } finally {
+      for (const l of listenings) await l?.close();
+      if (reader !== writer) await reader.close();
+      await writer.close();
+    }
+  });
 });
 
 describe.each(shared)("$name store's change feed, its server gone a while", (kind) => {
