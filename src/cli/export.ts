@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { fixtureFromState, type JournalFixture } from "../journal/fixture.js";
 import { createStateCodec, parseKeyRing, StateError } from "../state/index.js";
-import { createTaskAdmin } from "../tasks/admin.js";
+import { createTaskAdmin } from "../tasks/admin/admin.js";
 import { parseCommand } from "./args.js";
 import { openStore, STORE_OPTIONS } from "./store.js";
 

@@ -1,6 +1,6 @@
 import { formatJournal } from "../journal/inspect.js";
-import { createTaskAdmin, type TaskDetail, type TaskSummary } from "../tasks/admin.js";
-import type { TaskFilter } from "../tasks/admin-filter.js";
+import { createTaskAdmin, type TaskDetail, type TaskSummary } from "../tasks/admin/admin.js";
+import type { TaskFilter } from "../tasks/admin/filter.js";
 import { TASK_STATUSES, type TaskStatus } from "../wire/index.js";
 import { parseCommand } from "./args.js";
 import { openStore, STORE_OPTIONS } from "./store.js";

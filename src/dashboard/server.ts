@@ -5,7 +5,7 @@ import { terminalSafe } from "../util/terminal.js";
 import { redactText } from "../store/bounded.js";
 import type { Store } from "../store/index.js";
 import { TASK_STATUSES, type TaskStatus } from "../wire/index.js";
-import { createTaskAdmin, type TaskListOptions } from "../tasks/admin.js";
+import { createTaskAdmin, type TaskListOptions } from "../tasks/admin/admin.js";
 import { DASHBOARD_CSS, DASHBOARD_HTML, DASHBOARD_SCRIPT } from "./assets.js";
 import { timelineOf } from "./timeline.js";
 

@@ -1,5 +1,5 @@
 import { askByLetter, LETTER, RACE_END_LETTER } from "../authoring/effect-kinds.js";
-import type { TaskDetail } from "../tasks/admin.js";
+import type { TaskDetail } from "../tasks/admin/admin.js";
 
 // A task's journal as a timeline: each record with what kind of event it is, when it was
 // written, and for a step (or one attempt of it) about how long it ran — from the event before

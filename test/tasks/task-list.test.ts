@@ -282,8 +282,8 @@ describe("the list's join of indexes", () => {
   );
 
   it("pages through exactly the tasks a filter selects, in (creation, id) order, whatever the page size", async () => {
-    const { readListed, indexesFor } = await import("../../src/tasks/admin-list.js");
-    const { taskMatcher } = await import("../../src/tasks/admin-filter.js");
+    const { readListed, indexesFor } = await import("../../src/tasks/admin/list.js");
+    const { taskMatcher } = await import("../../src/tasks/admin/filter.js");
     await fc.assert(
       fc.asyncProperty(fc.array(task, { minLength: 0, maxLength: 700, size: "max" }), filter, fc.integer({ min: 1, max: 250 }), async (tasks, f, limit) => {
         const store = createMemoryStore();

@@ -1,15 +1,15 @@
-import type { JournalFixture } from "../journal/fixture.js";
-import { describeJournal, type InspectedRecord } from "../journal/inspect.js";
-import { digestOf } from "../state/index.js";
-import { createPrincipalBytes, createStoreClock, isAfter, monotonicNow, type Store } from "../store/index.js";
-import type { TaskStatus } from "../wire/index.js";
-import type { TaskRecord } from "./record/record.js";
-import { principalDigest, type TaskFilter, taskMatcher } from "./admin-filter.js";
-import { decodeCursor, encodeCursor, indexesFor, readListed } from "./admin-list.js";
-import { listEntriesOf } from "./record/list-index.js";
-import { withoutFailedAttempts } from "../journal/journal.js";
-import { cancel as cancelTask, failHeld, retryHeld, stateOf } from "./record/transitions.js";
-import { createTaskRecords, TASKS } from "./record/record-store.js";
+import type { JournalFixture } from "../../journal/fixture.js";
+import { describeJournal, type InspectedRecord } from "../../journal/inspect.js";
+import { digestOf } from "../../state/index.js";
+import { createPrincipalBytes, createStoreClock, isAfter, monotonicNow, type Store } from "../../store/index.js";
+import type { TaskStatus } from "../../wire/index.js";
+import type { TaskRecord } from "../record/record.js";
+import { principalDigest, type TaskFilter, taskMatcher } from "./filter.js";
+import { decodeCursor, encodeCursor, indexesFor, readListed } from "./list.js";
+import { listEntriesOf } from "../record/list-index.js";
+import { withoutFailedAttempts } from "../../journal/journal.js";
+import { cancel as cancelTask, failHeld, retryHeld, stateOf } from "../record/transitions.js";
+import { createTaskRecords, TASKS } from "../record/record-store.js";
 
 // Operating tasks from outside the servers (`npx mcp-yield tasks …`, or code of your own): list
 // them, look at one with its journal, cancel one. The protocol has no `tasks/list` (a client sees

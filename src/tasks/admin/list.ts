@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { decodeBase64url, encodeTextBase64url } from "../state/base64url.js";
-import { type IndexPosition, isAfter, type Store } from "../store/index.js";
-import type { TaskFilter } from "./admin-filter.js";
-import { LIST_ALL, LIST_HELD, listByPrincipal, listByStatus, listByTool, principalDigest } from "./record/list-index.js";
-import type { TaskRecord } from "./record/record.js";
+import { decodeBase64url, encodeTextBase64url } from "../../state/base64url.js";
+import { type IndexPosition, isAfter, type Store } from "../../store/index.js";
+import type { TaskFilter } from "./filter.js";
+import { LIST_ALL, LIST_HELD, listByPrincipal, listByStatus, listByTool, principalDigest } from "../record/list-index.js";
+import type { TaskRecord } from "../record/record.js";
 
 // Finding the tasks a filter selects, a page at a time: through the narrowest list index the
 // filter names (record/list-index.ts), from a cursor — never a scan of every task when the

@@ -1,6 +1,6 @@
-import { TASK_STATUSES, type TaskStatus } from "../wire/index.js";
-import { isHeld, principalDigest } from "./record/list-index.js";
-import type { TaskRecord } from "./record/record.js";
+import { TASK_STATUSES, type TaskStatus } from "../../wire/index.js";
+import { isHeld, principalDigest } from "../record/list-index.js";
+import type { TaskRecord } from "../record/record.js";
 
 export { principalDigest };
 
