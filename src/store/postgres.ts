@@ -272,6 +272,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const { rows } = await query("due", `SELECT member FROM ${due} WHERE idx = $1 AND at <= $2 ORDER BY at, member LIMIT $3`, [index, nowMs, limit]);
       return rows.map((r) => String(r.member));
     },
+    async size(index) {
+      const { rows } = await query("size", `SELECT count(*)::int AS n FROM ${due} WHERE idx = $1`, [index]);
+      return Number(rows[0]?.n ?? 0);
+    },
     async members(index, limit, after) {
       // A row comparison the (idx, at, member) index answers directly: no rows skipped to reach a page.
       const { rows } =

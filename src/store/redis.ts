@@ -293,6 +293,10 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
         .slice(0, limit)
         .map((m) => m.member);
     },
+    async size(index) {
+      const counts = await Promise.all(indexKeys(index).map((key) => run(key, ["ZCARD", key], true)));
+      return counts.reduce<number>((sum, n) => sum + Number(n), 0);
+    },
     async members(index, limit, after) {
       if (limit <= 0) return [];
       // Each bucket's first `limit` after the position, merged: the first `limit` of them all.

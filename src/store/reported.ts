@@ -10,7 +10,7 @@ import { StoreError } from "./store.js";
 const QUIET_MS = 10_000;
 
 type StoreMethod = Exclude<keyof Store, "time" | "close" | "listen">;
-const METHODS: readonly StoreMethod[] = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "index", "due", "members"];
+const METHODS: readonly StoreMethod[] = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "index", "due", "size", "members"];
 
 /** `store` whose StoreErrors are also handed to `report` (each failure at most once per 10 s, on `now`'s clock). */
 export function reportingStore(store: Store, report: (error: StoreError) => void, now: () => number = Date.now): Store {

@@ -37,6 +37,8 @@ export interface Store {
   index(changes: readonly IndexChange[]): Promise<void>;
   /** Up to `limit` members of `index` whose time is `nowMs` or earlier, earliest first. */
   due(index: string, nowMs: number, limit: number): Promise<string[]>;
+  /** How many members `index` holds (0 for an index never written): counted by the store, not read. */
+  size(index: string): Promise<number>;
   /**
    * Members of `index` with their times, earliest first (ties by member, bytewise): a page of at
    * most `limit`, from the first member after `after` in that order (the last one of the page
@@ -58,7 +60,7 @@ export interface Store {
    * while the listener reconnects, so `reset` is called after every reconnect (read again what
    * matters). Resolves to `undefined` where the store cannot deliver notices — PostgreSQL through
    * a pooler in transaction mode, a client that cannot open a subscriber — after warning once:
-   * the caller polls instead. One listener per channel and store.
+   * the caller polls instead. Listeners of one channel on one store share its subscription.
    */
   listen?(channel: string, listener: FeedListener): Promise<Listening | undefined>;
   /** Release connections and timers. */

@@ -169,6 +169,20 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
     await store.close();
   });
 
+  it("size counts an index's members, wherever they are kept (a cluster spreads them over buckets)", async () => {
+    const store = await make();
+    expect(await store.size("counted")).toBe(0);
+    await store.index(Array.from({ length: 40 }, (_, i) => ({ index: "counted", member: `m${i}`, at: i })));
+    await store.schedule("counted", "m3", 500); // moved, not added
+    await store.schedule("elsewhere", "m0", 1);
+    expect(await store.size("counted")).toBe(40);
+    await store.unschedule("counted", "m0");
+    await store.unschedule("counted", "absent");
+    expect(await store.size("counted")).toBe(39);
+    expect(await store.size("elsewhere")).toBe(1);
+    await store.close();
+  });
+
   it("members lists an index in time order (ties bytewise by member), page by page from a cursor", async () => {
     const store = await make();
     const at = [5, 3, 3, 9, 1, 3];

@@ -23,7 +23,7 @@ export interface FaultPlan {
   pauseMs?: number;
 }
 
-const OPERATIONS = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "index", "due", "members"] as const;
+const OPERATIONS = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "index", "due", "size", "members"] as const;
 
 /**
  * A store for tests that fails chosen operations, and counts them. Unarmed it passes everything

@@ -17,6 +17,7 @@ export function prefixedStore(store: Store, prefix: string): Store {
     unschedule: (index, member) => store.unschedule(prefix + index, member),
     index: (changes) => store.index(changes.map((c) => ({ ...c, index: prefix + c.index }))),
     due: (index, nowMs, limit) => store.due(prefix + index, nowMs, limit),
+    size: (index) => store.size(prefix + index),
     members: (index, limit, after) => store.members(prefix + index, limit, after),
     close: async () => {},
   };

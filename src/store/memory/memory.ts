@@ -278,6 +278,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
         .slice(0, limit)
         .map(([m]) => m);
     },
+    async size(index) {
+      return indexes.get(index)?.size ?? 0;
+    },
     async members(index, limit, after) {
       const members = indexes.get(index);
       if (members === undefined) return [];
