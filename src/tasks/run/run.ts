@@ -23,7 +23,8 @@ import { createRunEnds, Stop } from "./run-end.js";
 // 1. A run writes only while it holds the task (`transition.owns`): a run that lost its lease,
 //    or whose task was cancelled, stops at its next write and writes nothing more.
 // 2. A step's result is in the store before the code goes on; a write of progress is retried
-//    through store failures while the lease holds, so one failed write never loses a step.
+//    through store failures until it lands or another run holds the task (past the lease's end
+//    too: the write is fenced), so a failed write never loses a step nobody else ran.
 // 3. A step never begins without the run knowing it still holds the task for a quarter lease.
 // 4. Every run ends with an outcome written, a parked state, or the task left to the lease's
 //    end (a store that does not answer): never in between.
@@ -120,17 +121,21 @@ export function createTaskRuns(parts: RunParts) {
       return saved;
     };
     /**
-     * A write of this run's progress, retried through store failures while the lease holds: a
-     * step's result must not be lost to one failed (or unacknowledged) write, or the instance
-     * taking over would run the step again. Each try re-reads the record, so a write that
-     * landed after its timeout is simply found (and written over with the same content).
+     * A write of this run's progress, retried through store failures: a step's result must not
+     * be lost to one failed (or unacknowledged) write, or the task's next run would run the step
+     * again. Past the lease's end too: the write is fenced on this run (a compare-and-swap on
+     * who holds the task), so it lands if nobody took the task over meanwhile and is refused if
+     * someone did — giving up at the lease's end lost steps nobody else ever ran. It stops when
+     * the run is stopped (the heartbeat finds a successor, a cancel, a shutdown) or the task's
+     * lifetime is over. Each try re-reads the record, so a write that landed after its timeout
+     * is simply found (and written over with the same content).
      */
     const persisting = async <T>(write: () => Promise<T>): Promise<T> => {
       for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
         try {
           return await write();
         } catch (error) {
-          if (!(error instanceof StoreError) || stop !== undefined || delay >= heldFor()) throw error;
+          if (!(error instanceof StoreError) || stop !== undefined || time.now() + delay >= record.created + record.ttlMs) throw error;
           await new Promise((r) => setTimeout(r, delay));
         }
       }
