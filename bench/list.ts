@@ -9,6 +9,7 @@ import { createRuntime, createTaskAdmin, type Store, type TaskListOptions } from
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import pg from "pg";
+import { dropRedisPrefix } from "./cleanup.js";
 import { failing, returning } from "./task-tools.js";
 
 const POSTGRES_URL = process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -132,10 +133,6 @@ try {
     for (let i = 0; i < writes.length; i += 512) await Promise.all(writes.slice(i, i + 512).map((w) => w()));
   });
 } finally {
-  const { createClient } = await import("redis");
-  const c = createClient({ url: REDIS_URL });
-  await c.connect();
-  for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length > 0) await c.del(keys);
-  await c.quit();
+  await dropRedisPrefix(REDIS_URL, prefix);
   await redis.close();
 }

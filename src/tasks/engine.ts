@@ -58,7 +58,10 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     update,
     newRun: (r) => runs.newRun(r),
     run: (r) => (sweeper.ensure(), runs.launch(r, undefined)),
-    takeOver: (id) => (sweeper.ensure(), sweeper.takeOver(id)),
+    takeOver: async (id) => {
+      sweeper.ensure();
+      await sweeper.takeOver(id);
+    },
   });
   const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, lack: lacking.mark, timing: { leaseMs, beatMs, graceMs, ttlMs } });
   const sweeper = createSweeper({
@@ -191,12 +194,13 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     },
 
     async close() {
-      sweeper.stop();
+      const stopping = sweeper.stop();
       runs.shutdownAll();
       // Code that ignores its signal is not waited for past the grace period.
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([Promise.allSettled(runs.inFlight()), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
       clearTimeout(timer);
+      await stopping;
     },
   };
 }

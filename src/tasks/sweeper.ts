@@ -1,13 +1,17 @@
-import type { Store } from "../store/index.js";
+import type { Listening, Store } from "../store/index.js";
+import { randomPart } from "../util/random-part.js";
 import { listRemovalsOf } from "./record/list-index.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
 import { dueAt, endOfLife, keyOf, LEASES, TASKS } from "./record/record-store.js";
+import { readTaskNotice, TASK_FEED } from "./record/task-feed.js";
 import * as transition from "./record/transitions.js";
 
 // tasks/sweeper.ts owns finding the tasks that are due and taking them over: a sleeping task at
 // its wake time, a waiting one at its deadline, a running one whose lease ran out (its instance
-// died, stalled or shut down). One timer per instance, whatever the number of tasks; the due
-// index in the store says which tasks to look at.
+// died, stalled or shut down). One timer per instance, whatever the number of tasks, armed for
+// the earliest due time it knows: its own tasks' wake times, those the store's change feed
+// announces from other instances, and after each sweep the earliest entry of the due index (a
+// lease that will run out). The periodic sweep (`sweepMs`) is the backstop for a lost notice.
 //
 // Invariants:
 // 1. A task is taken over only by the `wake` transition's compare-and-swap: two sweepers never
@@ -18,6 +22,15 @@ import * as transition from "./record/transitions.js";
 //    task_lifetime_ended) if no tasks/get did it first, and its outcome stays readable a while.
 // 5. A task past its end of life leaves the list and its indexes, and its record is deleted.
 
+/**
+ * Read the due index again at least this often (a task another instance started, its lease
+ * running out when that instance dies: taken over within its lease and this) and at most this
+ * often (many running tasks: their leases' ends are always near, and each would be a sweep).
+ */
+const INDEX_RECHECK_MS = { most: 1_000, least: 250 };
+/** Due tasks read at once, and of those taken over together (a random part: see `sweep`). */
+const DUE_WINDOW = 200;
+const DUE_BATCH = 50;
 /** Wake times are kept to this grain (one sweep for the tasks due within it). */
 const WAKE_GRAIN_MS = 10;
 /** Wake times kept in memory at most (the earliest): later ones are found by the sweep. */
@@ -48,6 +61,8 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
   const wakes: number[] = [];
   let sweeping: Promise<void> | undefined;
   let again = false;
+  // The change feed: tasks other instances put to sleep, and a reset (notices missed) sweeps now.
+  let listening: Listening | undefined;
 
   /** Sweep now, or once more right after the sweep under way. */
   function sweepSoon(): void {
@@ -69,6 +84,25 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
       });
   }
 
+  /**
+   * A task becomes due at `at` (store clock): sweep then, not at the next periodic sweep (a
+   * 100 ms retry delay would otherwise wait up to `sweepMs`).
+   */
+  function wakeAt(at: number): void {
+    if (stopped) return;
+    const grain = Math.ceil(at / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
+    let i = 0;
+    for (let hi = wakes.length; i < hi; ) {
+      const mid = (i + hi) >>> 1;
+      if (wakes[mid]! < grain) i = mid + 1;
+      else hi = mid;
+    }
+    if (wakes[i] === grain || (i >= MAX_WAKES && wakes.length >= MAX_WAKES)) return;
+    wakes.splice(i, 0, grain);
+    if (wakes.length > MAX_WAKES) wakes.pop();
+    if (i === 0) arm();
+  }
+
   /** Arm the timer for the earliest pending wake. */
   function arm(): void {
     if (wake !== undefined) clearTimeout(wake.timer);
@@ -84,15 +118,19 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
         arm();
         // A couple of ms late: a sweep at the very time could read the store's clock just before it.
       },
-      Math.max(0, at - time.now()) + 2,
+      // Past the time as the store's clock may read it (a sleep never ends early: transitions.wake).
+      Math.max(0, at - time.now() + Math.ceil(time.uncertainty())) + 2,
     );
     timer.unref?.();
     wake = { at, timer };
   }
 
-  /** Take over a working task that is due (asleep past its time, or its lease ran out). */
-  async function takeOver(id: string): Promise<void> {
-    if (lacks(id)) return;
+  /**
+   * Take over a working task that is due (asleep past its time, or its lease ran out). `false`
+   * when its due entry stays as it was (code this instance lacks, a time not certainly past yet).
+   */
+  async function takeOver(id: string): Promise<boolean> {
+    if (lacks(id)) return false;
     const taken = await update(id, (r) => transition.wake(r, time.now(), newRun, time.uncertainty()));
     const now = time.now();
     const due = taken.record === undefined ? undefined : dueAt(taken.record);
@@ -101,6 +139,8 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     else if (taken.record.cancel === true && (taken.record.lease === undefined || transition.leaseEnded(taken.record.lease, now, time.uncertainty()))) await cancelled(id);
     // An entry earlier than the task is due (an index write lost, a wait re-armed): moved to its time.
     else if (due > now) await store.schedule(LEASES, id, due);
+    else return false;
+    return true;
   }
 
   /**
@@ -126,15 +166,32 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     await store.unschedule(TASKS, id);
   }
 
+  /** Arm for the earliest entry of the due index still to come (a lease's end as another instance may read it), within INDEX_RECHECK_MS. */
+  async function armForIndex(): Promise<void> {
+    const now = time.now();
+    const [next] = await store.members(LEASES, 1, { at: now, member: "\u{10ffff}" });
+    const at = next === undefined ? Number.POSITIVE_INFINITY : next.at + Math.ceil(time.uncertainty());
+    wakeAt(Math.min(Math.max(at, now + INDEX_RECHECK_MS.least), now + INDEX_RECHECK_MS.most));
+  }
+
   async function sweep(): Promise<void> {
     await time.sync();
-    // Due tasks 25 at a time, and on while there are more (up to 500 a sweep): many may wake at once.
-    for (let batch = 0; batch < 20; batch++) {
-      const due = await store.due(LEASES, time.now(), 25);
-      // A batch taken over together: one round trip's wait for 25 tasks, not 25.
-      await Promise.all(due.map((id) => takeOver(id)));
-      if (due.length < 25) break;
+    // Due tasks in batches, and on while there are more (up to 20 batches a sweep, then another
+    // sweep at once): many may wake at once. Each batch is a random part of the earliest due, so
+    // instances sweeping together mostly take different tasks (the compare-and-swap decides a
+    // clash, at the cost of a read). A batch that moved no entry (tasks this instance cannot
+    // take: code it lacks, another instance's) ends the sweep rather than reading them again.
+    for (let batch = 0; ; batch++) {
+      const due = await store.due(LEASES, time.now(), DUE_WINDOW);
+      // A batch taken over together: one round trip's wait for the batch, not one per task.
+      const moved = await Promise.all(randomPart(due, DUE_BATCH).map((id) => takeOver(id)));
+      if (due.length <= DUE_BATCH || !moved.includes(true)) break;
+      if (batch === 19) {
+        again = true;
+        break;
+      }
     }
+    await armForIndex();
     // Tasks at the end of their lifetime (the list holds each at that time): one that has not
     // ended ends now, with an outcome to read; one that has leaves the list once its record is
     // gone. Up to 25 at a time, and on while there are more (up to 500 a sweep per instance):
@@ -158,29 +215,35 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
       if (timer !== undefined || stopped) return;
       timer = setInterval(sweepSoon, sweepMs);
       timer.unref?.();
+      sweepSoon();
+      // Not listening (a store without a feed, or it could not open one): the sweep alone finds
+      // tasks. Stopped before the listener is up (a PostgreSQL probe takes up to two time
+      // limits): it closes as soon as it is, rather than holding up the stop.
+      store
+        .listen?.(TASK_FEED, {
+          message: (message) => {
+            const notice = readTaskNotice(message);
+            if (notice?.d !== undefined) wakeAt(notice.d);
+          },
+          reset: sweepSoon,
+        })
+        .then(
+          (opened) => {
+            if (stopped) void opened?.close().catch(() => {});
+            else listening = opened;
+          },
+          () => {},
+        );
     },
-    /**
-     * A task this instance wrote becomes due at `at` (store clock): sweep then, not at the next
-     * sweep (a 100 ms retry delay would otherwise wait up to `sweepMs`).
-     */
-    wakeAt(at: number): void {
-      if (stopped) return;
-      const grain = Math.ceil(at / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
-      let i = 0;
-      for (let hi = wakes.length; i < hi; ) {
-        const mid = (i + hi) >>> 1;
-        if (wakes[mid]! < grain) i = mid + 1;
-        else hi = mid;
-      }
-      if (wakes[i] === grain || (i >= MAX_WAKES && wakes.length >= MAX_WAKES)) return;
-      wakes.splice(i, 0, grain);
-      if (wakes.length > MAX_WAKES) wakes.pop();
-      if (i === 0) arm();
-    },
-    stop(): void {
+    wakeAt,
+    /** Stop the timers and the feed's listener (resolves once it is closed). */
+    async stop(): Promise<void> {
       stopped = true;
       if (timer !== undefined) clearInterval(timer);
       if (wake !== undefined) clearTimeout(wake.timer);
+      const open = listening;
+      listening = undefined;
+      await open?.close().catch(() => {});
     },
   };
 }

@@ -3,6 +3,7 @@ import { StoreError } from "../../store/index.js";
 import { moveInList } from "./list-index.js";
 import { isTerminal, type TaskRecord, taskRecord } from "./record.js";
 import { OUTCOME_KEPT_MS, waitKey } from "./transitions.js";
+import { taskNoticeOf } from "./task-feed.js";
 
 // Task records in the store: reading one, and changing one atomically (compare-and-swap, the
 // principal's share charged for growth, the due index kept in step with the lease or the wake
@@ -126,7 +127,7 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
         await bytes.charge(written.principal, growth - counted);
         counted = growth;
       }
-      if (await store.swap(keyOf(id), current.raw, text, storeTtl(written))) {
+      if (await store.swap(keyOf(id), current.raw, text, storeTtl(written), taskNoticeOf(current.record, written))) {
         // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
         // entry is only re-checked), and the list indexes its status — one store operation. An
         // entry left behind only costs the sweeper a look: a failure to remove one must not turn

@@ -377,6 +377,8 @@ export function keepEarly(r: TaskRecord, name: string, ordinal: number, value: u
 /**
  * Wake a working task that is due: asleep past its wake time, waiting past its deadline, or
  * running under a lease that ran out (its instance died or shut down) — a new run takes it over.
+ * Both times are judged as certainly past on the store's clock (`uncertainty`): a sleep never
+ * ends early, however this instance's reading of the clock errs.
  */
 export function wake(r: TaskRecord, now: number, newRun: NewRun, uncertainty = 0): TaskRecord | false {
   // A race's asks wait for answers, unless its timer ended.
@@ -386,7 +388,7 @@ export function wake(r: TaskRecord, now: number, newRun: NewRun, uncertainty = 0
     r.held !== undefined ||
     r.cancel === true ||
     (r.lease !== undefined && !leaseEnded(r.lease, now, uncertainty)) ||
-    (r.wake !== undefined && r.wake > now)
+    (r.wake !== undefined && r.wake > now - uncertainty)
   )
     return false;
   const { wake: _wake, ...rest } = askingNoMore(r);

@@ -1,0 +1,127 @@
+// `npm run bench:wakeups`: wake-ups at their time, at volume (issue 58 point 2). Two instances
+// (two runtimes in this process, each on a connection of its own; the periodic sweep 60 s away,
+// so only the wake timers, the change feed and the due index wake anything), on Redis and
+// PostgreSQL:
+// - spread: BENCH_WAKE_SPREAD tasks (default 1,000) started on one instance, each asleep until
+//   a moment within the same second; lateness = when its next step ran − the time it slept until
+//   (store clock), p50 / p99 / max. Target p99 ≤ 250 ms.
+// - mass: BENCH_WAKE_MASS tasks (default 20,000) asleep until one moment; how long until the
+//   last one's next step ran, and the rate. Target: all within 20 s (≥ 1,000 per second).
+// Tasks are started in batches of 100 before the moment (their start is not timed). Wall clock,
+// one process: the instances share its CPU as two processes on one core would.
+import { createRuntime, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
+import { createPostgresStore } from "mcp-yield/postgres";
+import { createRedisStore } from "mcp-yield/redis";
+import { z } from "zod";
+import { dropPostgresSchema, dropRedisPrefix } from "./cleanup.js";
+
+const POSTGRES_URL = process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const REDIS_URL = process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const SPREAD = Number(process.env.BENCH_WAKE_SPREAD ?? 1_000);
+const MASS = Number(process.env.BENCH_WAKE_MASS ?? 20_000);
+const secret = new Uint8Array(32).fill(11);
+const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+
+/** Each woken task: how late its next step ran, in ms (local epoch clock; same machine as the store). */
+const woke: number[] = [];
+const sleeper = tool({
+  name: "sleeper",
+  description: "",
+  input: z.object({ until: z.number() }),
+  task: "required",
+  async *run({ until }) {
+    yield* sleep(new Date(until));
+    yield* step("woke", () => {
+      woke.push(Date.now() - until);
+      return 1;
+    });
+    return "ok";
+  },
+});
+
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+
+async function instances(make: () => Promise<Store>): Promise<Runtime[]> {
+  const made: Runtime[] = [];
+  for (let i = 0; i < 2; i++) {
+    const runtime = createRuntime({ state: { keys: [{ id: "w", secret }] }, store: await make(), onError: () => {}, tasks: { sweepMs: 60_000, ttlMs: 3_600_000, maxPerPrincipal: 1_000_000 } });
+    runtime.define([sleeper]);
+    made.push(runtime);
+  }
+  return made;
+}
+
+/** Start a sleeper per time, 100 at a time; a start the store refused (busy) is tried again. */
+async function start(runtime: Runtime, untils: number[]): Promise<void> {
+  const one = async (until: number): Promise<unknown> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await runtime.callTool(sleeper, { name: "sleeper", arguments: { until } }, info);
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  };
+  for (let i = 0; i < untils.length; i += 100) await Promise.all(untils.slice(i, i + 100).map(one));
+}
+
+async function waitFor(count: number, limitMs: number): Promise<boolean> {
+  const end = Date.now() + limitMs;
+  while (woke.length < count && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  return woke.length >= count;
+}
+
+async function bench(name: string, make: () => Promise<Store>): Promise<void> {
+  // Spread: 1,000 within one second, starting once they are all started.
+  let [a, b] = await instances(make);
+  woke.length = 0;
+  const spreadAt = Date.now() + 2_000 + SPREAD * 3;
+  await start(
+    a!,
+    Array.from({ length: SPREAD }, (_, i) => spreadAt + Math.floor((i * 1000) / SPREAD)),
+  );
+  if (Date.now() > spreadAt) console.log(`${name}: starting took past the wake time: lateness includes it`);
+  const allSpread = await waitFor(SPREAD, 60_000);
+  console.log(
+    `${name}: ${SPREAD} tasks waking within one second, 2 instances: lateness p50 ${quantile(woke, 0.5)} ms, p99 ${quantile(woke, 0.99)} ms, max ${Math.max(...woke)} ms${allSpread ? "" : ` (only ${woke.length} woke within 60 s)`} — target p99 ≤ 250 ms`,
+  );
+  await a!.close();
+  await b!.close();
+
+  // Mass: all due at one moment.
+  [a, b] = await instances(make);
+  woke.length = 0;
+  const massAt = Date.now() + 5_000 + MASS / 2;
+  const startedAt = Date.now();
+  await start(
+    a!,
+    Array.from({ length: MASS }, () => massAt),
+  );
+  console.log(`${name}: started ${MASS} sleeping tasks in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  const all = await waitFor(MASS, Math.max(0, massAt - Date.now()) + 120_000);
+  const lastMs = Math.max(...woke);
+  console.log(
+    `${name}: ${MASS} tasks due at one moment, 2 instances: ${all ? `all woke within ${(lastMs / 1000).toFixed(1)} s (${Math.round(MASS / (lastMs / 1000))} per second)` : `only ${woke.length} woke within 120 s`}; lateness p50 ${quantile(woke, 0.5)} ms — target all within 20 s`,
+  );
+  await a!.close();
+  await b!.close();
+}
+
+const only = process.argv.slice(2);
+if (only.length === 0 || only.includes("redis")) {
+  const prefix = `bench-wake-${process.pid}:`;
+  try {
+    await bench("redis", () => createRedisStore({ url: REDIS_URL, prefix, onWarning: () => {} }));
+  } finally {
+    await dropRedisPrefix(REDIS_URL, prefix);
+  }
+}
+if (only.length === 0 || only.includes("postgres")) {
+  const schema = `bench_wake_${process.pid}`;
+  try {
+    await bench("postgres", () => createPostgresStore({ connectionString: POSTGRES_URL, schema }));
+  } finally {
+    await dropPostgresSchema(POSTGRES_URL, schema);
+  }
+}
