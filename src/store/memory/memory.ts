@@ -1,4 +1,5 @@
 import { integerOption } from "../../util/options.js";
+import { smallest } from "../../util/smallest.js";
 import { ByteTable } from "./byte-table.js";
 import { SlotQueue } from "./slot-queue.js";
 import { createFeedHub } from "../feed/memory-feed.js";
@@ -272,11 +273,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     async due(index, nowMs, limit) {
       const members = indexes.get(index);
       if (members === undefined) return [];
-      return [...members]
-        .filter(([, at]) => at <= nowMs)
-        .sort((a, b) => a[1] - b[1])
-        .slice(0, limit)
-        .map(([m]) => m);
+      const due: Array<[string, number]> = [];
+      for (const entry of members) if (entry[1] <= nowMs) due.push(entry);
+      return smallest(due, limit, (a, b) => a[1] - b[1]).map(([m]) => m);
     },
     async size(index) {
       return indexes.get(index)?.size ?? 0;
@@ -286,7 +285,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       if (members === undefined) return [];
       const page: IndexPosition[] = [];
       for (const [member, at] of members) if (after === undefined || isAfter({ member, at }, after)) page.push({ member, at });
-      return page.sort((a, b) => a.at - b.at || Buffer.compare(Buffer.from(a.member), Buffer.from(b.member))).slice(0, limit);
+      // Ties in time by the member's bytes, as Redis and PostgreSQL order them.
+      return smallest(page, limit, (a, b) => a.at - b.at || Buffer.compare(Buffer.from(a.member), Buffer.from(b.member)));
     },
     async close() {
       table.clear();
