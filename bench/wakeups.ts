@@ -6,14 +6,17 @@
 //   a moment within the same second; lateness = when its next step ran − the time it slept until
 //   (store clock), p50 / p99 / max. Target p99 ≤ 250 ms.
 // - mass: BENCH_WAKE_MASS tasks (default 20,000) asleep until one moment; how long until the
-//   last one's next step ran, and the rate. Target: all within 20 s (≥ 1,000 per second).
-// Tasks are started in batches of 100 before the moment (their start is not timed). Wall clock,
+//   last one's next step ran, and the rate. Target: all within 20 s (≥ 1,000 per second). And
+//   what the store holds per sleeping task (its bytes before and after the starts).
+// Tasks are started in batches of 100 before the moment (the starts' time is printed, not a
+// target). Wall clock,
 // one process: the instances share its CPU as two processes on one core would.
 import { createRuntime, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import { z } from "zod";
 import { dropPostgresSchema, dropRedisPrefix } from "./cleanup.js";
+import { postgresBytes, redisBytes } from "./store-bytes.js";
 
 const POSTGRES_URL = process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const REDIS_URL = process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -72,7 +75,7 @@ async function waitFor(count: number, limitMs: number): Promise<boolean> {
   return woke.length >= count;
 }
 
-async function bench(name: string, make: () => Promise<Store>): Promise<void> {
+async function bench(name: string, make: () => Promise<Store>, bytes: () => Promise<number>): Promise<void> {
   // Spread: 1,000 within one second, starting once they are all started.
   let [a, b] = await instances(make);
   woke.length = 0;
@@ -93,12 +96,15 @@ async function bench(name: string, make: () => Promise<Store>): Promise<void> {
   [a, b] = await instances(make);
   woke.length = 0;
   const massAt = Date.now() + 5_000 + MASS / 2;
+  const bytesBefore = await bytes();
   const startedAt = Date.now();
   await start(
     a!,
     Array.from({ length: MASS }, () => massAt),
   );
-  console.log(`${name}: started ${MASS} sleeping tasks in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  const startMs = Date.now() - startedAt;
+  const perTask = ((await bytes()) - bytesBefore) / MASS;
+  console.log(`${name}: started ${MASS} sleeping tasks in ${(startMs / 1000).toFixed(1)} s; the store holds ${Math.round(perTask)} bytes per sleeping task`);
   const all = await waitFor(MASS, Math.max(0, massAt - Date.now()) + 120_000);
   const lastMs = Math.max(...woke);
   console.log(
@@ -112,7 +118,11 @@ const only = process.argv.slice(2);
 if (only.length === 0 || only.includes("redis")) {
   const prefix = `bench-wake-${process.pid}:`;
   try {
-    await bench("redis", () => createRedisStore({ url: REDIS_URL, prefix, onWarning: () => {} }));
+    await bench(
+      "redis",
+      () => createRedisStore({ url: REDIS_URL, prefix, onWarning: () => {} }),
+      () => redisBytes(REDIS_URL, prefix),
+    );
   } finally {
     await dropRedisPrefix(REDIS_URL, prefix);
   }
@@ -120,7 +130,11 @@ if (only.length === 0 || only.includes("redis")) {
 if (only.length === 0 || only.includes("postgres")) {
   const schema = `bench_wake_${process.pid}`;
   try {
-    await bench("postgres", () => createPostgresStore({ connectionString: POSTGRES_URL, schema }));
+    await bench(
+      "postgres",
+      () => createPostgresStore({ connectionString: POSTGRES_URL, schema }),
+      () => postgresBytes(POSTGRES_URL, schema),
+    );
   } finally {
     await dropPostgresSchema(POSTGRES_URL, schema);
   }
