@@ -2,7 +2,7 @@ import type { Listening, Store } from "../store/index.js";
 import { randomPart } from "../util/random-part.js";
 import { listRemovalsOf } from "./record/list-index.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
-import { dueAt, endOfLife, keyOf, LEASES, TASKS } from "./record/record-store.js";
+import { dueAt, endOfLife, keyOf, LEASES, shareOf, TASKS } from "./record/record-store.js";
 import { readTaskNotice, TASK_FEED } from "./record/task-feed.js";
 import * as transition from "./record/transitions.js";
 
@@ -160,7 +160,7 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
   async function forget(id: string): Promise<void> {
     const gone = await peek(id);
     if (gone !== undefined && endOfLife(gone) <= time.now()) {
-      await store.index(listRemovalsOf(gone));
+      await store.index([...listRemovalsOf(gone), { index: shareOf(gone.principal), member: id, at: null }]);
       await store.delete(keyOf(id));
     }
     await store.unschedule(TASKS, id);

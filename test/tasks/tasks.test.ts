@@ -255,6 +255,30 @@ describe("a principal's share of the store", () => {
     await expect(start("alice")).resolves.toMatchObject({ resultType: "task" });
     await runtime.idle();
   });
+
+  it("a task the sweeper forgets leaves its principal's share: nothing is left for a start to clean up", async () => {
+    const { shareOf } = await import("../../src/tasks/record/record-store.js");
+    const time = manualClock(1_800_000_000_000);
+    const clock = time.now;
+    const store = createMemoryStore({ clock });
+    const runtime = make({ state: { keys, clock }, store, clock, tasks: { ttlMs: 1000, sweepMs: 10 } });
+    const quick = tool({
+      name: "quick",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      *run() {
+        return "ok";
+      },
+    });
+    await runtime.callTool(quick, { name: "quick", arguments: {} }, { clientCapabilities: caps, principal: "carol" });
+    await runtime.idle();
+    expect(await store.size(shareOf("carol"))).toBe(1);
+    time.advance(1001); // past its lifetime: the next sweep forgets it
+    for (let i = 0; i < 500 && (await store.size(shareOf("carol"))) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await store.size(shareOf("carol"))).toBe(0);
+    expect(await store.size("tasks")).toBe(0);
+  });
 });
 
 describe("task ids", () => {

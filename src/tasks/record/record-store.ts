@@ -1,5 +1,7 @@
 import type { IndexChange, PrincipalBytes, Store, StoreClock } from "../../store/index.js";
+import { digestOf } from "../../state/index.js";
 import { StoreError } from "../../store/index.js";
+import { createKnownRecords, type StoredRecord } from "./known-records.js";
 import { moveInList } from "./list-index.js";
 import { isTerminal, type TaskRecord, taskRecord } from "./record.js";
 import { OUTCOME_KEPT_MS, waitKey } from "./transitions.js";
@@ -23,6 +25,9 @@ export const LEASES = "task-leases";
 
 /** Every task the store keeps, at the time its record expires: what listing reads (no key scan). */
 export const TASKS = "tasks";
+
+/** The tasks a principal has kept by the server (`maxPerPrincipal`), each at its lifetime's end. */
+export const shareOf = (principal: string | undefined): string => `principal-tasks:${principal === undefined ? "-" : digestOf(principal)}`;
 
 /**
  * When a record stops being a task (`tasks/get`: no such task): an ended one at its lifetime's
@@ -87,6 +92,7 @@ export function stampTimes(before: TaskRecord, after: TaskRecord): TaskRecord {
  */
 export function createTaskRecords({ store, time, bytes, onWake }: { store: Store; time: StoreClock; bytes: PrincipalBytes; onWake?: (at: number) => void }) {
   const storeTtl = (r: TaskRecord) => Math.max(1, endOfLife(r) + CLEANUP_KEPT_MS - time.now());
+  const known = createKnownRecords();
 
   /** The record as stored, past its end of life too (what only the sweeper's cleanup reads). */
   async function peek(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
@@ -94,7 +100,9 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
     if (raw === undefined) return undefined;
     const parsed = taskRecord.safeParse(JSON.parse(raw));
     if (!parsed.success) throw new Error(`task ${id}: the stored record is not a task record this version understands`);
-    return { raw, record: parsed.data };
+    const stored = { raw, record: parsed.data };
+    known.remember(id, stored);
+    return stored;
   }
 
   /** The task's record, `undefined` when there is no such task (never was, or past its end of life). */
@@ -116,9 +124,13 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
     // Growth already counted by an attempt that lost its compare-and-swap: not counted twice.
     let counted = 0;
     for (let attempt = 0; attempt < 50; attempt++) {
-      const current = await load(id);
+      // First what this instance last read or wrote (no read, if nobody wrote it since); a
+      // refusal or a lost swap on it is not an answer: read the record then.
+      const recalled = attempt === 0 ? known.recall(id) : undefined;
+      const current: StoredRecord | undefined = recalled !== undefined && endOfLife(recalled.record) > time.now() ? recalled : await load(id);
       if (current === undefined) return { record: undefined, written: false };
       const next = change(current.record);
+      if (next === false && current === recalled) continue;
       if (next === false) return { record: current.record, written: false };
       const written: TaskRecord = stampTimes(current.record, { ...next, rev: current.record.rev + 1, updated: time.now() });
       const text = JSON.stringify(written);
@@ -127,7 +139,10 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
         await bytes.charge(written.principal, growth - counted);
         counted = growth;
       }
-      if (await store.swap(keyOf(id), current.raw, text, storeTtl(written), taskNoticeOf(current.record, written))) {
+      if (!(await store.swap(keyOf(id), current.raw, text, storeTtl(written), taskNoticeOf(current.record, written)))) known.forget(id);
+      else {
+        if (isTerminal(written.status)) known.forget(id);
+        else known.remember(id, { raw: text, record: written });
         // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
         // entry is only re-checked), and the list indexes its status — one store operation. An
         // entry left behind only costs the sweeper a look: a failure to remove one must not turn
@@ -142,5 +157,8 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
     throw new StoreError("store_unavailable", `task ${id}: too many concurrent writers`);
   }
 
-  return { load, peek, update };
+  /** `record` was just written as `raw` by other means than `update` (a task's start): its next write needs no read. */
+  const created = (record: TaskRecord, raw: string) => known.remember(record.id, { raw, record });
+
+  return { load, peek, update, created };
 }

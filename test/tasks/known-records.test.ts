@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createMemoryStore, createRuntime, type Store, step, tool } from "mcp-yield";
+import { createKnownRecords } from "../../src/tasks/record/known-records.js";
+import type { TaskRecord } from "../../src/tasks/record/record.js";
+import { testKey } from "../support/keys.js";
+
+// A write of a task record first tries what this instance last read or wrote of it as the
+// compare-and-swap's expected value: a run that writes its task several times in a row reads it
+// once. What is kept is bounded, and a stale entry only costs a failed swap and a read.
+
+const keys = [testKey("k", 14)];
+const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+const record = (id: string) => ({ id }) as unknown as TaskRecord;
+
+describe("known records", () => {
+  it("keep the most recently used, at most 2,000 of them, and forget on request", () => {
+    const known = createKnownRecords();
+    for (let i = 0; i < 2_100; i++) known.remember(`t${i}`, { raw: "x", record: record(`t${i}`) });
+    expect(known.recall("t99")).toBeUndefined();
+    expect(known.recall("t100")?.raw).toBe("x");
+    expect(known.recall("t2099")?.raw).toBe("x");
+    known.forget("t2099");
+    expect(known.recall("t2099")).toBeUndefined();
+  });
+
+  it("keep at most 8 MiB of records, and none larger than half a MiB", () => {
+    const known = createKnownRecords();
+    known.remember("big", { raw: "x".repeat(600 * 1024), record: record("big") });
+    expect(known.recall("big")).toBeUndefined();
+    for (let i = 0; i < 40; i++) known.remember(`t${i}`, { raw: "y".repeat(256 * 1024), record: record(`t${i}`) });
+    expect(known.recall("t7")).toBeUndefined(); // 40 × 256 KiB = 10 MiB: the oldest went
+    expect(known.recall("t8")?.raw.length).toBe(256 * 1024);
+  });
+
+  /** A memory store that counts reads per key. */
+  function countingStore() {
+    const store = createMemoryStore();
+    const reads = new Map<string, number>();
+    const counting = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (name !== "get" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+        return (key: string) => {
+          reads.set(key, (reads.get(key) ?? 0) + 1);
+          return (value as Store["get"]).call(target, key);
+        };
+      },
+    });
+    return { store, counting, reads };
+  }
+
+  /** A task whose third step waits for `release()`. */
+  function gatedTask() {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const job = tool({
+      name: "writes",
+      description: "",
+      input: z.object({}),
+      task: "required",
+      async *run() {
+        const a = yield* step("a", () => 1);
+        const b = yield* step("b", () => 2);
+        yield* step("wait", () => gate.then(() => 3));
+        const c = yield* step("c", () => 4);
+        return `${a + b + c}`;
+      },
+    });
+    return { job, release: () => release() };
+  }
+
+  async function started(stepsSeen: () => Promise<boolean>) {
+    for (let i = 0; i < 1_000 && !(await stepsSeen()); i++) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  it("a task's run does not read its record back before each write: it writes what it last wrote", async () => {
+    const { counting, reads } = countingStore();
+    const { job, release } = gatedTask();
+    const runtime = createRuntime({ state: { keys }, store: counting, onError: () => {}, tasks: { leaseMs: 60_000, sweepMs: 60_000 } });
+    try {
+      runtime.define([job]);
+      const { taskId } = (await runtime.callTool(job, { name: "writes", arguments: {} }, info)) as { taskId: string };
+      release();
+      await runtime.idle();
+      expect(reads.get(`task:${taskId}`) ?? 0).toBe(0); // started, steps a, b, wait, c recorded, completed: no read
+      expect(((await runtime.getTask({ taskId }, info)) as unknown as { status: string }).status).toBe("completed");
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("a write by someone else in between is found: the run's next write fails its swap, reads, and keeps that write", async () => {
+    const { store, counting } = countingStore();
+    const { job, release } = gatedTask();
+    const runtime = createRuntime({ state: { keys }, store: counting, onError: () => {}, tasks: { leaseMs: 60_000, sweepMs: 60_000 } });
+    try {
+      runtime.define([job]);
+      const { taskId } = (await runtime.callTool(job, { name: "writes", arguments: {} }, info)) as { taskId: string };
+      const key = `task:${taskId}`;
+      // Steps a and b recorded (the run waits in its third step): then another writer changes the record.
+      await started(async () => (JSON.parse((await store.get(key))!) as { journal: unknown[] }).journal.length >= 2);
+      const raw = (await store.get(key))!;
+      const changed = { ...JSON.parse(raw), pollMs: 4321, rev: JSON.parse(raw).rev + 1 };
+      expect(await store.swap(key, raw, JSON.stringify(changed), 60_000)).toBe(true);
+      release();
+      await runtime.idle();
+      const final = JSON.parse((await store.get(key))!) as { status: string; pollMs: number };
+      expect(final).toMatchObject({ status: "completed", pollMs: 4321 });
+    } finally {
+      await runtime.close();
+    }
+  });
+});
