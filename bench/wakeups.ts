@@ -44,12 +44,15 @@ const sleeper = tool({
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 
+/** Two instances, each with a store of its own; `close()` closes them and their stores (a store left open keeps the process alive). */
 async function instances(make: () => Promise<Store>): Promise<Runtime[]> {
   const made: Runtime[] = [];
   for (let i = 0; i < 2; i++) {
-    const runtime = createRuntime({ state: { keys: [{ id: "w", secret }] }, store: await make(), onError: () => {}, tasks: { sweepMs: 60_000, ttlMs: 3_600_000, maxPerPrincipal: 1_000_000 } });
+    const store = await make();
+    const runtime = createRuntime({ state: { keys: [{ id: "w", secret }] }, store, onError: () => {}, tasks: { sweepMs: 60_000, ttlMs: 3_600_000, maxPerPrincipal: 1_000_000 } });
     runtime.define([sleeper]);
-    made.push(runtime);
+    const close = runtime.close.bind(runtime);
+    made.push(Object.assign(runtime, { close: async () => (await close(), await store.close()) }));
   }
   return made;
 }
