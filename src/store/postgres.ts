@@ -181,6 +181,16 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }, purgeEveryMs);
   purge.unref?.();
 
+  const swap: Store["swap"] = async (key, expected, value, ttlMs, notice) => {
+    // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
+    const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
+    const values = [key, expected, text("value", value), ms(ttlMs)];
+    if (notice === undefined) return (await query("swap", update, values)).rowCount === 1;
+    // The notice in the same statement: sent when its transaction commits, and only if it updated.
+    const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1) SELECT pg_notify($5, $6) FROM w`, [...values, channelOf(notice.channel), text("notice", notice.message)]);
+    return rowCount === 1;
+  };
+
   return {
     async get(key) {
       const { rows } = await query("get", `SELECT value FROM ${kv} WHERE key = $1 AND expires_at > ${NOW}`, [key]);
@@ -195,13 +205,33 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       );
       return rowCount === 1;
     },
-    async swap(key, expected, value, ttlMs, notice) {
-      // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
-      const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
-      const values = [key, expected, text("value", value), ms(ttlMs)];
-      if (notice === undefined) return (await query("swap", update, values)).rowCount === 1;
-      // The notice in the same statement: sent when its transaction commits, and only if it updated.
-      const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1) SELECT pg_notify($5, $6) FROM w`, [...values, channelOf(notice.channel), text("notice", notice.message)]);
+    swap,
+    async swapIndexed(key, expected, value, ttlMs, notice, changes) {
+      if (changes.length === 0) return swap(key, expected, value, ttlMs, notice);
+      const adds = changes.filter((c) => c.at !== null);
+      const removes = changes.filter((c) => c.at === null);
+      // One statement, one commit: the index changes are data-modifying CTEs that act only when
+      // the update did (each runs whether or not the query reads it; EXISTS gates it on w), and
+      // the notice goes out with the commit, only for a row updated.
+      const { rowCount } = await query(
+        "swap",
+        `WITH w AS (UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW} RETURNING 1),
+         gone AS (DELETE FROM ${due} d USING unnest($8::text[], $9::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member AND EXISTS (SELECT 1 FROM w)),
+         added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest($5::text[], $6::text[], $7::float8[]) AS a(idx, member, at) WHERE EXISTS (SELECT 1 FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)
+         SELECT ${notice === undefined ? "1" : "pg_notify($10, $11)"} FROM w`,
+        [
+          key,
+          expected,
+          text("value", value),
+          ms(ttlMs),
+          adds.map((c) => c.index),
+          adds.map((c) => c.member),
+          adds.map((c) => c.at),
+          removes.map((c) => c.index),
+          removes.map((c) => c.member),
+          ...(notice === undefined ? [] : [channelOf(notice.channel), text("notice", notice.message)]),
+        ],
+      );
       return rowCount === 1;
     },
     // One LISTEN connection per channel for every instance on this store object (feed/shared-feed.ts).

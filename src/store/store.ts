@@ -17,6 +17,13 @@ export interface Store {
    * `notice`: announced to the store's listeners (`listen`) when — and only when — it replaced.
    */
   swap(key: string, expected: string, value: string, ttlMs: number, notice?: Notice): Promise<boolean>;
+  /**
+   * `swap`, and — when, and only when, it replaced — the index `changes` (as `index` takes
+   * them), in one atomic operation (PostgreSQL: one statement, one commit; memory: at once). A
+   * task's transition writes its record and moves it in its indexes together this way. Optional:
+   * without it the runtime swaps, then sends the changes with `index`.
+   */
+  swapIndexed?(key: string, expected: string, value: string, ttlMs: number, notice: Notice | undefined, changes: readonly IndexChange[]): Promise<boolean>;
   /** Write unconditionally. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;

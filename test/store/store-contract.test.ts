@@ -82,6 +82,35 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
     await store.close();
   });
 
+  it("swapIndexed (a store that has it) moves index entries with its swap, and only when it swapped; concurrent ones: the winner's entries", async () => {
+    const store = await make();
+    if (store.swapIndexed === undefined) {
+      await store.close();
+      return; // Redis: the runtime swaps, then sends the changes (the other tests hold it to that)
+    }
+    await store.schedule("q", "gone", 5);
+    expect(await store.add("r", "v0", 10_000)).toBe(true);
+    const changes = (tag: string) => [
+      { index: "q", member: "gone", at: null },
+      { index: "q", member: `in-${tag}`, at: 7 },
+      { index: "p", member: `in-${tag}`, at: 8 },
+    ];
+    expect(await store.swapIndexed("r", "nope", "x", 10_000, undefined, changes("lost"))).toBe(false);
+    expect(await store.swapIndexed("missing", "v0", "x", 10_000, undefined, changes("lost"))).toBe(false);
+    expect(await store.members("q", 10)).toEqual([{ member: "gone", at: 5 }]);
+    expect(await store.size("p")).toBe(0);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.swapIndexed!("r", "v0", `w${i}`, 10_000, undefined, changes(String(i)))));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = results.indexOf(true);
+    expect(await store.get("r")).toBe(`w${winner}`);
+    expect(await store.members("q", 10)).toEqual([{ member: `in-${winner}`, at: 7 }]);
+    expect(await store.members("p", 10)).toEqual([{ member: `in-${winner}`, at: 8 }]);
+    // No changes: a plain swap.
+    expect(await store.swapIndexed("r", `w${winner}`, "z", 10_000, undefined, [])).toBe(true);
+    expect(await store.get("r")).toBe("z");
+    await store.close();
+  });
+
   it("a chain of compare-and-swaps from several writers loses no update", async () => {
     const store = await make();
     await store.set("counter", "0", 10_000);

@@ -40,9 +40,12 @@ export function faultyStore(
   let stalled: Promise<unknown> | undefined;
   let stalledAt: number | undefined;
   const wrapped = {} as Record<string, unknown>;
-  for (const op of OPERATIONS) {
-    wrapped[op] = async (...args: unknown[]) => {
-      const run = () => (inner[op] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
+  // A swap with its index changes is one operation of the store's: failed as a swap.
+  const operations: Array<(typeof OPERATIONS)[number] | "swapIndexed"> = [...OPERATIONS, ...(inner.swapIndexed !== undefined ? (["swapIndexed"] as const) : [])];
+  for (const method of operations) {
+    const op = method === "swapIndexed" ? "swap" : method;
+    wrapped[method] = async (...args: unknown[]) => {
+      const run = () => (inner[method] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
       if (stalled !== undefined) {
         await stalled;
         return run();

@@ -21,6 +21,16 @@ export function prefixedStore(store: Store, prefix: string): Store {
     members: (index, limit, after) => store.members(prefix + index, limit, after),
     close: async () => {},
   };
+  if (store.swapIndexed !== undefined)
+    view.swapIndexed = (key, expected, value, ttlMs, notice, changes) =>
+      store.swapIndexed!(
+        prefix + key,
+        expected,
+        value,
+        ttlMs,
+        notice && { ...notice, channel: prefix + notice.channel },
+        changes.map((c) => ({ ...c, index: prefix + c.index })),
+      );
   if (store.time !== undefined) view.time = () => store.time!();
   if (store.listen !== undefined) view.listen = (channel, listener) => store.listen!(prefix + channel, listener);
   return view;

@@ -69,16 +69,17 @@ describe("signals", () => {
     const inner = createMemoryStore();
     let loseNext = false;
     // The next swap of a task record lands, and then fails as a timed-out command does.
+    const lost = (key: string, landed: boolean) => {
+      if (loseNext && key.startsWith("task:")) {
+        loseNext = false;
+        throw new StoreError("store_unavailable", "the answer to this write was lost");
+      }
+      return landed;
+    };
     const store: Store = {
       ...inner,
-      async swap(key, expected, value, ttlMs) {
-        const landed = await inner.swap(key, expected, value, ttlMs);
-        if (loseNext && key.startsWith("task:")) {
-          loseNext = false;
-          throw new StoreError("store_unavailable", "the answer to this write was lost");
-        }
-        return landed;
-      },
+      swap: async (key, expected, value, ttlMs) => lost(key, await inner.swap(key, expected, value, ttlMs)),
+      swapIndexed: async (key, expected, value, ttlMs, notice, changes) => lost(key, await inner.swapIndexed!(key, expected, value, ttlMs, notice, changes)),
     };
     const { runtime } = instance(store);
     runtime.define([approval]);

@@ -45,7 +45,8 @@ describe("a step's result written late in the lease", () => {
     const store = new Proxy(createMemoryStore(), {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
-        if (name !== "swap" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+        // A task record's write: a swap, or a swap with its index changes.
+        if ((name !== "swap" && name !== "swapIndexed") || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
         return async (...args: Parameters<Store["swap"]>) => {
           if (failNextWrite && args[2].includes(RESULT)) {
             failNextWrite = false;

@@ -3,7 +3,7 @@ import { smallest } from "../../util/smallest.js";
 import { ByteTable } from "./byte-table.js";
 import { SlotQueue } from "./slot-queue.js";
 import { createFeedHub } from "../feed/memory-feed.js";
-import { type IndexPosition, isAfter, type Store, StoreError } from "../store.js";
+import { type IndexChange, type IndexPosition, isAfter, type Notice, type Store, StoreError } from "../store.js";
 import { DROP_READS, DROPPED_BYTES, dropKeptResponse, isAscii, keptResponseHead, REDEEM_PREFIX } from "../kept-response.js";
 
 /** Options of `createMemoryStore`. */
@@ -209,6 +209,26 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     return true;
   };
 
+  const applyIndex = (changes: readonly IndexChange[]) => {
+    for (const { index, member, at } of changes) {
+      if (at === null) indexes.get(index)?.delete(member);
+      else {
+        let members = indexes.get(index);
+        if (members === undefined) indexes.set(index, (members = new Map()));
+        members.set(member, at);
+      }
+    }
+  };
+  /** A compare-and-swap, its index changes and its notice, all at once (nothing else runs in between). */
+  const swapNow = (key: string, expected: string, value: string, ttlMs: number, notice: Notice | undefined, changes: readonly IndexChange[]): boolean => {
+    const before = live(key);
+    if (before < 0 || table.value(before) !== expected) return false;
+    write(key, value, ttlMs, before);
+    applyIndex(changes);
+    if (notice !== undefined) feed.publish(notice);
+    return true;
+  };
+
   const store: Store & { readonly bytes: number; readonly shrunk: number; readonly arenaBytes: number } = {
     get bytes() {
       return bytes;
@@ -229,11 +249,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       return add(key, value, ttlMs);
     },
     async swap(key, expected, value, ttlMs, notice) {
-      const before = live(key);
-      if (before < 0 || table.value(before) !== expected) return false;
-      write(key, value, ttlMs, before);
-      if (notice !== undefined) feed.publish(notice);
-      return true;
+      return swapNow(key, expected, value, ttlMs, notice, []);
+    },
+    async swapIndexed(key, expected, value, ttlMs, notice, changes) {
+      return swapNow(key, expected, value, ttlMs, notice, changes);
     },
     async listen(channel, listener) {
       return feed.listen(channel, listener);
@@ -261,14 +280,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       indexes.get(index)?.delete(member);
     },
     async index(changes) {
-      for (const { index, member, at } of changes) {
-        if (at === null) indexes.get(index)?.delete(member);
-        else {
-          let members = indexes.get(index);
-          if (members === undefined) indexes.set(index, (members = new Map()));
-          members.set(member, at);
-        }
-      }
+      applyIndex(changes);
     },
     async due(index, nowMs, limit) {
       const members = indexes.get(index);

@@ -38,14 +38,10 @@ export const listEntriesOf = (r: TaskRecord): IndexChange[] => listIndexesOf(r).
 
 /**
  * After a write changed `before` into `after`: into the indexes it now belongs in, out of those
- * it left — with `extra` changes (the due index), as one store operation. Two writers may move
- * one task at once (their index writes interleave), so a removal from an index the task can
- * enter again is followed by a read of the record: if the task is back in that index by then, it
- * is put back — an entry may be left over, never missing. A task that ended cannot enter another
- * index again: no read then. A batch of removals only that fails leaves entries behind (a look
- * for the list, not a failed transition); one that adds throws.
+ * it left — with `extra` changes (the due index). `left`: the indexes it left that it can enter
+ * again (see `putBack`).
  */
-export async function moveInList(store: Store, before: TaskRecord, after: TaskRecord, reload: () => Promise<TaskRecord | undefined>, extra: IndexChange[] = []): Promise<void> {
+export function listChanges(before: TaskRecord, after: TaskRecord, extra: IndexChange[] = []): { changes: IndexChange[]; left: string[] } {
   const was = changingIndexesOf(before);
   const is = changingIndexesOf(after);
   const left = was.filter((index) => !is.includes(index));
@@ -54,14 +50,34 @@ export async function moveInList(store: Store, before: TaskRecord, after: TaskRe
     ...is.filter((index) => !was.includes(index)).map((index) => ({ index, member: after.id, at: after.created })),
     ...left.map((index) => ({ index, member: after.id, at: null })),
   ];
-  if (changes.length === 0) return;
-  if (changes.some((c) => c.at !== null)) await store.index(changes);
-  else await store.index(changes).catch(() => {});
-  if (left.length === 0 || isTerminal(after.status)) return;
+  return { changes, left: isTerminal(after.status) ? [] : left };
+}
+
+/**
+ * Two writers may move one task at once (their index writes interleave), so a removal from an
+ * index the task can enter again is followed by a read of the record: if the task is back in
+ * that index by then, it is put back — an entry may be left over, never missing. A task that
+ * ended cannot enter another index again: no read then (`listChanges` leaves `left` empty).
+ */
+export async function putBack(store: Store, left: string[], reload: () => Promise<TaskRecord | undefined>): Promise<void> {
+  if (left.length === 0) return;
   const now = await reload();
   if (now === undefined) return;
   const back = changingIndexesOf(now).filter((index) => left.includes(index));
   if (back.length > 0) await store.index(back.map((index) => ({ index, member: now.id, at: now.created })));
+}
+
+/**
+ * `listChanges`, sent as one store operation after the write, then `putBack`. A batch of
+ * removals only that fails leaves entries behind (a look for the list, not a failed
+ * transition); one that adds throws.
+ */
+export async function moveInList(store: Store, before: TaskRecord, after: TaskRecord, reload: () => Promise<TaskRecord | undefined>, extra: IndexChange[] = []): Promise<void> {
+  const { changes, left } = listChanges(before, after, extra);
+  if (changes.length === 0) return;
+  if (changes.some((c) => c.at !== null)) await store.index(changes);
+  else await store.index(changes).catch(() => {});
+  await putBack(store, left, reload);
 }
 
 /** A task that is gone, out of every list index its record named (entries a race left elsewhere are dropped when a list reads them). */

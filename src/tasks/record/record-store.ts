@@ -2,7 +2,7 @@ import type { IndexChange, PrincipalBytes, Store, StoreClock } from "../../store
 import { digestOf } from "../../state/index.js";
 import { StoreError } from "../../store/index.js";
 import { createKnownRecords, type StoredRecord } from "./known-records.js";
-import { moveInList } from "./list-index.js";
+import { listChanges, moveInList, putBack } from "./list-index.js";
 import { isTerminal, type TaskRecord, taskRecord } from "./record.js";
 import { OUTCOME_KEPT_MS, waitKey } from "./transitions.js";
 import { taskNoticeOf } from "./task-feed.js";
@@ -139,17 +139,26 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
         await bytes.charge(written.principal, growth - counted);
         counted = growth;
       }
-      if (!(await store.swap(keyOf(id), current.raw, text, storeTtl(written), taskNoticeOf(current.record, written)))) known.forget(id);
+      // The due index follows the lease, or a sleeping task's wake time, and the list indexes
+      // its status. With the write in one operation where the store can (swapIndexed: one
+      // statement on PostgreSQL); otherwise one operation after it — best effort then: a stale
+      // entry is only re-checked, and a failure to remove one must not turn a written
+      // transition into a failed one (whose retry would find the record changed).
+      const due = dueAt(written);
+      const leases: IndexChange[] = due !== undefined ? [{ index: LEASES, member: id, at: due }] : dueAt(current.record) !== undefined ? [{ index: LEASES, member: id, at: null }] : [];
+      const reload = async () => (await load(id))?.record;
+      const notice = taskNoticeOf(current.record, written);
+      const moves = store.swapIndexed !== undefined ? listChanges(current.record, written, leases) : undefined;
+      const swapped =
+        moves !== undefined
+          ? await store.swapIndexed!(keyOf(id), current.raw, text, storeTtl(written), notice, moves.changes)
+          : await store.swap(keyOf(id), current.raw, text, storeTtl(written), notice);
+      if (!swapped) known.forget(id);
       else {
         if (isTerminal(written.status)) known.forget(id);
         else known.remember(id, { raw: text, record: written });
-        // The due index follows the lease, or a sleeping task's wake time (best effort: a stale
-        // entry is only re-checked), and the list indexes its status — one store operation. An
-        // entry left behind only costs the sweeper a look: a failure to remove one must not turn
-        // a written transition into a failed one (whose retry would find the record changed).
-        const due = dueAt(written);
-        const leases: IndexChange[] = due !== undefined ? [{ index: LEASES, member: id, at: due }] : dueAt(current.record) !== undefined ? [{ index: LEASES, member: id, at: null }] : [];
-        await moveInList(store, current.record, written, async () => (await load(id))?.record, leases);
+        if (moves !== undefined) await putBack(store, moves.left, reload);
+        else await moveInList(store, current.record, written, reload, leases);
         if (due !== undefined && written.lease === undefined) onWake?.(due);
         return { record: written, written: true };
       }
