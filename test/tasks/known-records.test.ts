@@ -11,7 +11,7 @@ import { testKey } from "../support/keys.js";
 
 const keys = [testKey("k", 14)];
 const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
-const record = (id: string) => ({ id }) as unknown as TaskRecord;
+const record = (id: string) => ({ id, lease: { owner: "me", until: 1 } }) as unknown as TaskRecord;
 
 describe("known records", () => {
   it("keep the most recently used, at most 2,000 of them, and forget on request", () => {
@@ -22,6 +22,15 @@ describe("known records", () => {
     expect(known.recall("t2099")?.raw).toBe("x");
     known.forget("t2099");
     expect(known.recall("t2099")).toBeUndefined();
+  });
+
+  it("keep no task nobody holds: a sleeping or waiting task costs the instance nothing", () => {
+    const known = createKnownRecords();
+    known.remember("asleep", { raw: "x", record: { id: "asleep" } as unknown as TaskRecord });
+    expect(known.recall("asleep")).toBeUndefined();
+    known.remember("held", { raw: "x", record: record("held") });
+    known.remember("held", { raw: "y", record: { id: "held" } as unknown as TaskRecord }); // parked since
+    expect(known.recall("held")).toBeUndefined();
   });
 
   it("keep at most 8 MiB of records, and none larger than half a MiB", () => {

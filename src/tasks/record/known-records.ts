@@ -29,10 +29,15 @@ export function createKnownRecords() {
   return {
     /** What this instance last saw of `id`, if it still holds it. */
     recall: (id: string): StoredRecord | undefined => known.get(id),
-    /** `id` is `stored` now, as this instance just read or wrote it. */
+    /**
+     * `id` is `stored` now, as this instance just read or wrote it. Only a task someone holds
+     * (a run under way, writing it again soon) is kept: one nobody holds — asleep, waiting for a
+     * signal or an answer — costs the instance nothing while it waits, and its next write (a
+     * takeover, an answer) reads it.
+     */
     remember(id: string, stored: StoredRecord): void {
       drop(id);
-      if (stored.raw.length > MAX_CHARS / 16) return;
+      if (stored.record.lease === undefined || stored.raw.length > MAX_CHARS / 16) return;
       known.set(id, stored);
       chars += stored.raw.length;
       // Oldest first (a Map iterates in insertion order; remember re-inserts).
