@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createMemoryStore, createRuntime, type Store, step, tool } from "mcp-yield";
 import { createKnownRecords } from "../../src/tasks/record/known-records.js";
@@ -11,6 +11,10 @@ import { testKey } from "../support/keys.js";
 
 const keys = [testKey("k", 14)];
 const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+const running: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) await r.close();
+});
 const record = (id: string) => ({ id, lease: { owner: "me", until: 1 } }) as unknown as TaskRecord;
 
 describe("known records", () => {
@@ -79,45 +83,46 @@ describe("known records", () => {
     return { job, release: () => release() };
   }
 
-  async function started(stepsSeen: () => Promise<boolean>) {
-    for (let i = 0; i < 1_000 && !(await stepsSeen()); i++) await new Promise((r) => setTimeout(r, 5));
+  /** The gated task started on an instance over `store`; closed after each test. */
+  async function startGated(store: Store) {
+    const { job, release } = gatedTask();
+    const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { leaseMs: 60_000, sweepMs: 60_000 } });
+    running.push(runtime);
+    runtime.define([job]);
+    const { taskId } = (await runtime.callTool(job, { name: "writes", arguments: {} }, info)) as { taskId: string };
+    return { runtime, taskId, release };
+  }
+
+  /** Polls `what` until it holds (every 5 ms, up to 5 s). */
+  async function until(what: () => Promise<boolean>) {
+    for (let i = 0; i < 1_000; i++) {
+      if (await what()) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error("not reached within 5 s");
   }
 
   it("a task's run does not read its record back before each write: it writes what it last wrote", async () => {
     const { counting, reads } = countingStore();
-    const { job, release } = gatedTask();
-    const runtime = createRuntime({ state: { keys }, store: counting, onError: () => {}, tasks: { leaseMs: 60_000, sweepMs: 60_000 } });
-    try {
-      runtime.define([job]);
-      const { taskId } = (await runtime.callTool(job, { name: "writes", arguments: {} }, info)) as { taskId: string };
-      release();
-      await runtime.idle();
-      expect(reads.get(`task:${taskId}`) ?? 0).toBe(0); // started, steps a, b, wait, c recorded, completed: no read
-      expect(((await runtime.getTask({ taskId }, info)) as unknown as { status: string }).status).toBe("completed");
-    } finally {
-      await runtime.close();
-    }
+    const { runtime, taskId, release } = await startGated(counting);
+    release();
+    await runtime.idle();
+    expect(reads.get(`task:${taskId}`) ?? 0).toBe(0); // started, steps a, b, wait, c recorded, completed: no read
+    expect(((await runtime.getTask({ taskId }, info)) as unknown as { status: string }).status).toBe("completed");
   });
 
   it("a write by someone else in between is found: the run's next write fails its swap, reads, and keeps that write", async () => {
     const { store, counting } = countingStore();
-    const { job, release } = gatedTask();
-    const runtime = createRuntime({ state: { keys }, store: counting, onError: () => {}, tasks: { leaseMs: 60_000, sweepMs: 60_000 } });
-    try {
-      runtime.define([job]);
-      const { taskId } = (await runtime.callTool(job, { name: "writes", arguments: {} }, info)) as { taskId: string };
-      const key = `task:${taskId}`;
-      // Steps a and b recorded (the run waits in its third step): then another writer changes the record.
-      await started(async () => (JSON.parse((await store.get(key))!) as { journal: unknown[] }).journal.length >= 2);
-      const raw = (await store.get(key))!;
-      const changed = { ...JSON.parse(raw), pollMs: 4321, rev: JSON.parse(raw).rev + 1 };
-      expect(await store.swap(key, raw, JSON.stringify(changed), 60_000)).toBe(true);
-      release();
-      await runtime.idle();
-      const final = JSON.parse((await store.get(key))!) as { status: string; pollMs: number };
-      expect(final).toMatchObject({ status: "completed", pollMs: 4321 });
-    } finally {
-      await runtime.close();
-    }
+    const { runtime, taskId, release } = await startGated(counting);
+    const key = `task:${taskId}`;
+    // Steps a and b recorded (the run waits in its third step): then another writer changes the record.
+    await until(async () => (JSON.parse((await store.get(key))!) as { journal: unknown[] }).journal.length >= 2);
+    const raw = (await store.get(key))!;
+    const changed = { ...JSON.parse(raw), pollMs: 4321, rev: JSON.parse(raw).rev + 1 };
+    expect(await store.swap(key, raw, JSON.stringify(changed), 60_000)).toBe(true);
+    release();
+    await runtime.idle();
+    const final = JSON.parse((await store.get(key))!) as { status: string; pollMs: number };
+    expect(final).toMatchObject({ status: "completed", pollMs: 4321 });
   });
 });

@@ -4,6 +4,7 @@ import { createRuntime, elicit, type Runtime, type Store, StoreError, step, tool
 import { sharedStores } from "../support/stores.js";
 import { testKey } from "../support/keys.js";
 import { taskTextOf } from "../support/results.js";
+import { quickTask } from "../support/quick-task.js";
 
 // Tasks shared by several instances through a real Redis and a real PostgreSQL: any instance
 // answers any tasks/* request, transitions are atomic, and a task whose instance dies is taken over.
@@ -150,15 +151,7 @@ describe.each(kinds)("tasks across instances on $name", (kind) => {
   });
 
   it("records expire with the task's time to live", async () => {
-    const quick = tool({
-      name: "quick",
-      description: "",
-      input: z.object({}),
-      task: "required",
-      *run() {
-        return "ok";
-      },
-    });
+    const quick = quickTask;
     const a = await instance({ tasks: { ttlMs: 400 } });
     const { taskId } = (await a.callTool(quick, { name: "quick", arguments: {} }, info)) as { taskId: string };
     expect((await settled(a, taskId)).status).toBe("completed");

@@ -4,6 +4,7 @@ import { createMemoryStore, createRuntime, elicit, ProtocolError, type Runtime, 
 import { getTaskResult, createTaskResult } from "mcp-yield/wire";
 import { manualClock } from "../support/time.js";
 import { testKey } from "../support/keys.js";
+import { quickTask } from "../support/quick-task.js";
 
 const keys = [testKey("k", 7)];
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
@@ -232,19 +233,12 @@ describe("what a task record keeps", () => {
 });
 
 describe("a principal's share of the store", () => {
+  const quick = quickTask;
+
   it("past maxPerPrincipal that principal's new tasks are refused (-32603 principal_task_limit); others are not; expired tasks free the share", async () => {
     const time = manualClock(1_800_000_000_000);
     const clock = time.now;
     const runtime = make({ state: { keys, clock }, store: createMemoryStore({ clock }), clock, tasks: { maxPerPrincipal: 2, ttlMs: 1000 } });
-    const quick = tool({
-      name: "quick",
-      description: "",
-      input: z.object({}),
-      task: "required",
-      *run() {
-        return "ok";
-      },
-    });
     const start = (principal: string) => runtime.callTool(quick, { name: "quick", arguments: {} }, { clientCapabilities: caps, principal });
     await start("alice");
     await start("alice");
@@ -262,15 +256,6 @@ describe("a principal's share of the store", () => {
     const clock = time.now;
     const store = createMemoryStore({ clock });
     const runtime = make({ state: { keys, clock }, store, clock, tasks: { ttlMs: 1000, sweepMs: 10 } });
-    const quick = tool({
-      name: "quick",
-      description: "",
-      input: z.object({}),
-      task: "required",
-      *run() {
-        return "ok";
-      },
-    });
     await runtime.callTool(quick, { name: "quick", arguments: {} }, { clientCapabilities: caps, principal: "carol" });
     await runtime.idle();
     expect(await store.size(shareOf("carol"))).toBe(1);
