@@ -98,6 +98,7 @@ export {
 } from "./runtime/runtime.js";
 export type { TaskOptions } from "./tasks/types.js";
 export type { SignalDelivered } from "./tasks/signals.js";
+export type { TaskWatchHandle, TaskWatchSink } from "./tasks/watch.js";
 export { createTaskAdmin, type BulkOutcome, type TaskAdmin, type TaskDetail, type TaskListOptions, type TaskPage, type TaskSummary } from "./tasks/admin/admin.js";
 export type { TaskFilter } from "./tasks/admin/filter.js";
 export { fixtureFromState, type JournalFixture } from "./journal/fixture.js";

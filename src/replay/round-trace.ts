@@ -1,5 +1,5 @@
 import type { StateBinding } from "../state/index.js";
-import { ProtocolError } from "../wire/index.js";
+import { type CreateTaskResult, ProtocolError } from "../wire/index.js";
 import type { StepRun } from "./round/round.js";
 
 /**
@@ -85,4 +85,22 @@ export type TraceStart = Pick<RoundTrace, "method" | "target" | "definition" | "
 export function roundTrace(start: TraceStart): RoundTrace {
   const { stateBytesIn = 0, taskId, ...named } = start;
   return { ...named, steps: [], asks: [], stateBytesIn, stateBytesOut: 0, startedAt: Date.now(), ms: 0, outcome: "error", ...(taskId !== undefined ? { taskId } : {}) };
+}
+
+/** `start()`, the request that starts a task from its first round, traced as that round (its runs are traced by the engine). */
+export async function tracedTaskStart(observe: ((trace: RoundTrace) => void) | undefined, tool: string, callId: string, start: () => Promise<CreateTaskResult>): Promise<CreateTaskResult> {
+  if (observe === undefined) return start();
+  const trace = roundTrace({ method: "tools/call", target: tool, definition: tool, callId, round: 1, path: "first", replayed: 0 });
+  const started = performance.now();
+  try {
+    const created = await start();
+    [trace.outcome, trace.taskId] = ["task", created.taskId];
+    return created;
+  } catch (error) {
+    trace.error = traceError(error);
+    throw error;
+  } finally {
+    trace.ms = performance.now() - started;
+    deliverTrace(observe, trace);
+  }
 }

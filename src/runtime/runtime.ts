@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { createStateCodec, randomUuid, type StateCodec } from "../state/index.js";
 import { createMemoryStore, createPrincipalBytes, createStoreClock, monotonicNow } from "../store/index.js";
 import { reportingStore } from "../store/reported.js";
@@ -8,10 +9,11 @@ import type { CallContext } from "../replay/call-context.js";
 import { authorFailureText, type ErrorInfo } from "../replay/errors.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import type { Suspended } from "../replay/round/round.js";
-import { deliverTrace, roundTrace, traceError } from "../replay/round-trace.js";
+import { tracedTaskStart } from "../replay/round-trace.js";
 import { createTaskEngine } from "../tasks/engine.js";
 import type { TaskEngine } from "../tasks/types.js";
 import type { SignalDelivered } from "../tasks/signals.js";
+import type { TaskWatchHandle, TaskWatchSink } from "../tasks/watch.js";
 import {
   type CallToolResult,
   callToolParams,
@@ -26,6 +28,7 @@ import {
   readResourceParams,
   TASKS_EXTENSION,
   taskIdParams,
+  listenTaskParams,
   updateTaskParams,
   type CreateTaskResult,
 } from "../wire/index.js";
@@ -70,6 +73,12 @@ export interface Runtime {
   updateTask(params: unknown, request?: RequestInfo): Promise<TaskAck>;
   /** `tasks/cancel`: cooperative — `ctx.signal` aborts; the task ends `cancelled` within the cancel grace. */
   cancelTask(params: unknown, request?: RequestInfo): Promise<TaskAck>;
+  /**
+   * `subscriptions/listen` for `notifications.taskIds`: those the principal owns are acknowledged;
+   * after `begin()`, `sink` gets each as `tasks/get` answers it, then at each change, from any
+   * instance (tasks/watch.ts). `-32021` without the tasks extension. `withTaskStatus` serves it.
+   */
+  listenTasks(params: unknown, request: RequestInfo, sink: TaskWatchSink): Promise<TaskWatchHandle>;
   /**
    * Send `value` to the task wait a signal token opens (`ctx.signalToken(name)` made it; a
    * webhook's URL carries it). `{ status: "delivered" }` once the task, waiting there, took the
@@ -136,23 +145,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const run = createRoundHost({ limits, calls, live, redemption, share, idempotency, clock, report, onRound: options.onRound, verifyReplay: resolved.verifyReplay });
 
   /** The request that starts a task from its first round, traced as that round (its runs are traced by the engine). */
-  const traceTaskStart = async (tool: string, callId: string, start: () => Promise<CreateTaskResult>): Promise<CreateTaskResult> => {
-    const observe = options.onRound;
-    if (observe === undefined) return start();
-    const trace = roundTrace({ method: "tools/call", target: tool, definition: tool, callId, round: 1, path: "first", replayed: 0 });
-    const started = performance.now();
-    try {
-      const created = await start();
-      [trace.outcome, trace.taskId] = ["task", created.taskId];
-      return created;
-    } catch (error) {
-      trace.error = traceError(error);
-      throw error;
-    } finally {
-      trace.ms = performance.now() - started;
-      deliverTrace(observe, trace);
-    }
-  };
+  const traceTaskStart = (tool: string, callId: string, start: () => Promise<CreateTaskResult>) => tracedTaskStart(options.onRound, tool, callId, start);
 
   const internalError = () => {
     throw new ProtocolError(ErrorCode.InternalError, "Internal error", { reason: "internal_error" });
@@ -278,6 +271,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     );
   }
 
+  /** A tasks request (or a listen for task status): the capability gate before the params are even read, then the engine. */
+  const taskRequest =
+    <S extends z.ZodType, R>(method: string, schema: S, act: (params: z.output<S>, principal: string | undefined) => Promise<R>, gated = method) =>
+    async (rawParams: unknown, request: RequestInfo = {}): Promise<R> => {
+      if (!declaresExtension(request.clientCapabilities, TASKS_EXTENSION)) throw tasksNotDeclared(gated);
+      const params = parseOrThrow(schema, rawParams, `${method} params`);
+      return storeSafe(() => act(params, request.principal));
+    };
+
   return {
     codec,
     limits,
@@ -290,25 +292,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     define(defs) {
       tasks().define(defs.filter((d): d is ToolDefinition => d.type === "tool"));
     },
-    async getTask(rawParams, request = {}) {
-      // The capability gate comes before the task id is even looked up.
-      if (!declaresExtension(request.clientCapabilities, TASKS_EXTENSION)) throw tasksNotDeclared("tasks/get");
-      const { taskId } = parseOrThrow(taskIdParams, rawParams, "tasks/get params");
-      return storeSafe(() => tasks().get(taskId, request.principal));
-    },
-    async updateTask(rawParams, request = {}) {
-      if (!declaresExtension(request.clientCapabilities, TASKS_EXTENSION)) throw tasksNotDeclared("tasks/update");
-      const { taskId, inputResponses } = parseOrThrow(updateTaskParams, rawParams, "tasks/update params");
-      const responses = ownResponses(inputResponses, limits);
-      await storeSafe(() => tasks().update(taskId, responses, request.principal));
-      return { resultType: "complete" };
-    },
-    async cancelTask(rawParams, request = {}) {
-      if (!declaresExtension(request.clientCapabilities, TASKS_EXTENSION)) throw tasksNotDeclared("tasks/cancel");
-      const { taskId } = parseOrThrow(taskIdParams, rawParams, "tasks/cancel params");
-      await storeSafe(() => tasks().cancel(taskId, request.principal));
-      return { resultType: "complete" };
-    },
+    getTask: taskRequest("tasks/get", taskIdParams, ({ taskId }, principal) => tasks().get(taskId, principal)),
+    updateTask: taskRequest("tasks/update", updateTaskParams, async ({ taskId, inputResponses }, principal) => {
+      await tasks().update(taskId, ownResponses(inputResponses, limits), principal);
+      return ACK;
+    }),
+    cancelTask: taskRequest("tasks/cancel", taskIdParams, async ({ taskId }, principal) => (await tasks().cancel(taskId, principal), ACK)),
+    listenTasks: (rawParams, request, sink) =>
+      taskRequest("subscriptions/listen", listenTaskParams, ({ notifications }, principal) => tasks().watch(notifications.taskIds, principal, sink), "notifications/tasks")(rawParams, request),
     async signal(token, value) {
       return storeSafe(() => tasks().signal(token, value));
     },
@@ -320,6 +311,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
   };
 }
+
+/** What `tasks/update` and `tasks/cancel` answer. */
+const ACK = { resultType: "complete" } as const;
 
 /** `onError`, made safe: a failing error hook must not turn a handled failure into a crash. */
 function reporterOf(onError: (error: unknown, info: ErrorInfo) => void): (error: unknown, info: ErrorInfo) => void {

@@ -26,6 +26,7 @@ import { createSignalDelivery } from "./signals.js";
 import { createTaskRuns } from "./run/run.js";
 import { createLacking } from "./run/lacking.js";
 import { createSweeper } from "./sweeper.js";
+import { createTaskWatches } from "./watch.js";
 import * as transition from "./record/transitions.js";
 
 /** The task was not found — or belongs to someone else, which must look the same. */
@@ -75,6 +76,9 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     lacks: lacking.has,
     sweepMs,
   });
+
+  // Callers following tasks: re-read every 5 s while the feed is up (a lost notice), at the poll interval while it is not.
+  const watches = createTaskWatches({ store, load: async (id) => (await load(id))?.record, backstopMs: Math.max(5_000, pollMs), pollMs });
 
   /** The index of one principal's tasks, by when each expires (the principal only as a digest). */
 
@@ -192,12 +196,14 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
 
     signal: (token, value) => signals.deliver(token, value),
 
+    watch: (ids, principal, sink) => watches.watch(ids, principal, sink),
+
     async idle() {
       for (let inFlight = runs.inFlight(); inFlight.length > 0; inFlight = runs.inFlight()) await Promise.allSettled(inFlight);
     },
 
     async close() {
-      const stopping = sweeper.stop();
+      const stopping = Promise.all([sweeper.stop(), watches.close()]);
       runs.shutdownAll();
       // Code that ignores its signal is not waited for past the grace period.
       let timer: ReturnType<typeof setTimeout> | undefined;

@@ -7,6 +7,7 @@ import type { RoundTrace } from "../replay/round-trace.js";
 import type { PrincipalBytes, Store, StoreClock } from "../store/index.js";
 import type { CreateTaskResult, GetTaskResult } from "../wire/index.js";
 import type { SignalDelivered, TextSigner } from "./signals.js";
+import type { TaskWatchHandle, TaskWatchSink } from "./watch.js";
 
 // The task engine's vocabulary: its options, what starting a task takes, and what it offers.
 
@@ -86,6 +87,8 @@ export interface TaskEngine {
    * refusal is a `ProtocolError` (-32602) with `data.reason` one of `SignalRefusal`.
    */
   signal(token: unknown, value: unknown): Promise<SignalDelivered>;
+  /** Follow `taskIds` for their caller (`notifications/tasks`): those `principal` owns are acknowledged (tasks/watch.ts). */
+  watch(taskIds: readonly string[], principal: string | undefined, sink: TaskWatchSink): Promise<TaskWatchHandle>;
   /** Settles once every run this instance started has ended. */
   idle(): Promise<void>;
   /** Stop sweeping; runs in progress stop and release their lease for another instance. */

@@ -64,5 +64,19 @@ export const taskIdParams = z.looseObject({ taskId });
  */
 export const updateTaskParams = z.looseObject({ taskId, inputResponses: z.record(z.string(), z.unknown()) });
 
+/** Most task ids one `subscriptions/listen` may name (more: `-32602`). */
+export const MAX_LISTEN_TASK_IDS = 1000;
+
+/**
+ * `subscriptions/listen` params asking for `notifications/tasks`: `notifications.taskIds`, a
+ * list of task ids (other notification kinds beside it are the SDK's to honour).
+ */
+export const listenTaskParams = z.looseObject({
+  notifications: z.looseObject({ taskIds: z.array(taskId.min(1).max(200)).max(MAX_LISTEN_TASK_IDS) }),
+});
+
+/** `notifications/tasks` params: the task as `tasks/get` answers it, without the result's `resultType`. */
+export type TaskStatusNotificationParams = Omit<GetTaskResult, "resultType">;
+
 /** The capability object a tool that requires tasks names in `-32021`'s `requiredCapabilities`. */
 export const TASKS_REQUIRED_CAPABILITIES = { extensions: { [TASKS_EXTENSION]: {} } } as const;

@@ -6,6 +6,7 @@ import { compileUriTemplate } from "../../src/internal.js";
 import { register } from "mcp-yield/server";
 import { accept, simulate } from "mcp-yield/testing";
 import { testKey } from "../support/keys.js";
+import { rpcRequest } from "../support/rpc-request.js";
 
 const Ok = z.object({ ok: z.boolean() });
 const note = resourceTemplate({
@@ -92,31 +93,7 @@ describe("resource templates as generators", () => {
     });
     let id = 0;
     const rpc = async (method: string, params: Record<string, unknown>) => {
-      const response = await app.fetch(
-        new Request("http://x/mcp", {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": method,
-            ...(typeof params.uri === "string" ? { "mcp-name": params.uri } : {}),
-          },
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: ++id,
-            method,
-            params: {
-              ...params,
-              _meta: {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
-                "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
-              },
-            },
-          }),
-        }),
-      );
+      const response = await app.fetch(rpcRequest(++id, method, params));
       return (await response.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
     };
     const listed = (await rpc("resources/templates/list", {})).result!.resourceTemplates as Array<{ name: string; uriTemplate: string; mimeType?: string }>;

@@ -5,6 +5,7 @@ import { createRuntime, prompt } from "mcp-yield";
 import { register } from "mcp-yield/server";
 import { bookFlight } from "../../examples/tools/book-flight.js";
 import { testKey } from "../support/keys.js";
+import { rpcRequest } from "../support/rpc-request.js";
 
 // register() on an McpServer that also has tools of its own, served through the SDK's handler.
 
@@ -20,32 +21,7 @@ const app = createMcpHandler(() => {
 let nextId = 1;
 async function rpc(method: string, params: Record<string, unknown>, sub?: string) {
   const id = nextId++;
-  const response = await app.fetch(
-    new Request("http://x/mcp", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
-            "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
-          },
-        },
-      }),
-    }),
-    sub ? { authInfo: { token: "t", clientId: "app", scopes: [], extra: { sub } } } : {},
-  );
+  const response = await app.fetch(rpcRequest(id, method, params), sub ? { authInfo: { token: "t", clientId: "app", scopes: [], extra: { sub } } } : {});
   const body = (await response.json()) as { id: number; result?: Record<string, unknown>; error?: { code: number; data?: { reason?: string } } };
   expect(body.id).toBe(id);
   return body;

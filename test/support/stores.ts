@@ -138,3 +138,17 @@ export async function deployedStores(file: string): Promise<Array<readonly [stri
   }
   return envs;
 }
+
+/**
+ * For tests of several instances on one store: memory — one store object the instances share (one
+ * process), as they share a server otherwise — and the shared kinds, whose `make` opens another
+ * connection (another instance). Their namespaces are dropped after the file; call at the top level.
+ */
+export function instanceStores(file: string): Array<{ name: string; make: () => Promise<Store>; drop: () => Promise<void> }> {
+  let shared: Store | undefined;
+  const kinds = [{ name: "memory", make: async (): Promise<Store> => (shared ??= createMemoryStore()), drop: async () => {} }, ...sharedStores(file)];
+  afterAll(async () => {
+    for (const k of kinds) await k.drop();
+  });
+  return kinds;
+}

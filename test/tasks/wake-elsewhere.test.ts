@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMemoryStore, createRuntime, createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
+import { createRuntime, createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
 import { closedAfterEach, killable, until } from "../support/instances.js";
 import { testKey } from "../support/keys.js";
-import { sharedStores } from "../support/stores.js";
+import { instanceStores } from "../support/stores.js";
 
 // Issue 58, point 2 across instances: what one instance put to sleep, or held under a lease when
 // it died, another instance wakes or takes over at its time — from the store's change feed and
@@ -11,21 +11,7 @@ import { sharedStores } from "../support/stores.js";
 
 const keys = [testKey("e", 44)];
 const open = closedAfterEach("wake-elsewhere");
-// Memory: the instances share one store object (one process), as they share a server otherwise.
-const kinds = [
-  {
-    name: "memory",
-    make: (() => {
-      let shared: Store | undefined;
-      return async (): Promise<Store> => (shared ??= createMemoryStore());
-    })(),
-    drop: async () => {},
-  },
-  ...sharedStores("wake-elsewhere"),
-];
-afterAll(async () => {
-  for (const k of kinds) await k.drop();
-});
+const kinds = instanceStores("wake-elsewhere");
 
 const LEASE_MS = 1_500;
 const ranBy: string[] = [];

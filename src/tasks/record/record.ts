@@ -113,9 +113,12 @@ export function createResultOf(r: TaskRecord): CreateTaskResult {
   return { resultType: "task", ...envelope(r) };
 }
 
+/** The asks the task waits on that have no answer yet. */
+export const openWaits = (r: TaskRecord): TaskRecord["waiting"] => r.waiting.filter((w) => !Object.hasOwn(r.answers, w.key));
+
 /** The asks still unanswered, as `inputRequests`. */
 export function openAsks(r: TaskRecord): Record<string, InputRequest> {
-  return Object.fromEntries(r.waiting.filter((w) => !Object.hasOwn(r.answers, w.key)).map((w) => [w.wire, w.request as InputRequest]));
+  return Object.fromEntries(openWaits(r).map((w) => [w.wire, w.request as InputRequest]));
 }
 
 /** What `tasks/get` answers: the task with the fields of its status. */

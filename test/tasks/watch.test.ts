@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { createMemoryStore, createRuntime, type GetTaskResult, type Runtime, type Store } from "mcp-yield";
+import { closedAfterEach } from "../support/instances.js";
+import { testKey } from "../support/keys.js";
+import { TASKS, twoAsks } from "../support/listen.js";
+import { instanceStores } from "../support/stores.js";
+
+// Issue 58, point 3 below HTTP: a task's status reaches a watcher on another instance through the
+// store's change feed — well before the watch's 5 s backstop re-read — and the frames are what
+// tasks/get answers. Without a feed (a store that cannot listen) the watch re-reads the tasks at
+// the poll interval instead: later, nothing lost.
+
+const keys = [testKey("w", 58)];
+const caps = { clientCapabilities: { extensions: { [TASKS]: {} }, elicitation: {} } };
+const open = closedAfterEach("watch");
+const kinds = instanceStores("watch");
+
+function instance(store: Store, pollIntervalMs = 500): Runtime {
+  const runtime = createRuntime({ state: { keys }, store, tasks: { pollIntervalMs }, onError: () => {} });
+  runtime.define([twoAsks]);
+  open.push(runtime);
+  return runtime;
+}
+
+/** Watch `taskId` on `runtime`: the frames as they come, with when each came. */
+async function watch(runtime: Runtime, taskIds: string[]) {
+  const frames: Array<{ task: GetTaskResult; at: number }> = [];
+  let ended = false;
+  const handle = await runtime.listenTasks({ notifications: { taskIds } }, caps, { frame: (task) => frames.push({ task, at: performance.now() }), ended: () => (ended = true) });
+  open.push({ close: async () => handle.close() });
+  handle.begin();
+  return { handle, frames, ended: () => ended };
+}
+
+const start = async (runtime: Runtime) => {
+  const created = (await runtime.callTool(twoAsks, { name: "two_asks", arguments: {} }, caps)) as { taskId: string };
+  const taskId = created.taskId;
+  await expect.poll(async () => (await runtime.getTask({ taskId }, caps)).status, { timeout: 10_000 }).toBe("input_required");
+  return taskId;
+};
+const answer = (key: string) => ({ [key]: { action: "accept", content: { ok: true } } });
+
+describe.each(kinds)("watching tasks on $name", ({ name, make }) => {
+  /** Another instance's connection to the store (memory: the one shared object). */
+  const connect = async () => {
+    const store = await make();
+    if (name !== "memory") open.push(store);
+    return store;
+  };
+
+  it("hears another instance's changes through the feed, each frame what tasks/get answers", async () => {
+    const [a, b] = [instance(await connect()), instance(await connect())];
+    const taskId = await start(a);
+    const watched = await watch(b, [taskId]);
+    expect(watched.handle.taskIds).toEqual([taskId]);
+    await expect.poll(() => watched.frames.length).toBe(1);
+    const { resultType: _r, ...first } = watched.frames[0]!.task;
+    expect(watched.frames[0]!.task).toEqual(await b.getTask({ taskId }, caps));
+    expect(first.status).toBe("input_required");
+
+    const sent = performance.now();
+    await a.updateTask({ taskId, inputResponses: answer("a") }, caps);
+    await expect.poll(() => watched.frames.length, { timeout: 3_000 }).toBe(2);
+    // Through the feed: far sooner than the 5 s backstop.
+    expect(watched.frames[1]!.at - sent).toBeLessThan(2_500);
+    expect(Object.keys((watched.frames[1]!.task as { inputRequests: object }).inputRequests)).toEqual(["b"]);
+
+    await a.updateTask({ taskId, inputResponses: answer("b") }, caps);
+    await expect.poll(() => watched.ended(), { timeout: 5_000 }).toBe(true);
+    const last = watched.frames.at(-1)!.task;
+    expect(last.status).toBe("completed");
+    expect(last).toEqual(await b.getTask({ taskId }, caps));
+  });
+
+  it("acknowledges only the principal's own tasks", async () => {
+    const a = instance(await connect());
+    const created = (await a.callTool(twoAsks, { name: "two_asks", arguments: {} }, { ...caps, principal: "alice" })) as { taskId: string };
+    const handle = await a.listenTasks({ notifications: { taskIds: [created.taskId, "nope"] } }, { ...caps, principal: "bob" }, { frame: () => {}, ended: () => {} });
+    expect(handle.taskIds).toEqual([]);
+    handle.close();
+  });
+});
+
+describe("watching tasks without a change feed", () => {
+  it("re-reads the watched tasks at the poll interval: the frames still come", async () => {
+    const shared = createMemoryStore();
+    // The same store without `listen`: a pooler that cannot LISTEN, a store written before feeds.
+    const deaf: Store = new Proxy(shared, { get: (target, p) => (p === "listen" ? undefined : target[p as keyof Store]) });
+    const a = instance(shared);
+    const b = instance(deaf, 100);
+    const taskId = await start(a);
+    const watched = await watch(b, [taskId]);
+    await expect.poll(() => watched.frames.length).toBe(1);
+    await a.updateTask({ taskId, inputResponses: { ...answer("a"), ...answer("b") } }, caps);
+    await expect.poll(() => watched.ended(), { timeout: 5_000 }).toBe(true);
+    expect(watched.frames.at(-1)!.task.status).toBe("completed");
+  });
+});
