@@ -3,7 +3,7 @@ import { readBoundedText } from "../util/bounded-body.js";
 import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type ClientCapabilities, PROTOCOL_VERSION, PROTOCOL_VERSION_KEY } from "../wire/index.js";
 import { integerOption } from "../util/options.js";
 import { ClientError } from "./errors.js";
-import type { Send } from "./types.js";
+import type { OpenRequest, Send } from "./types.js";
 
 /** Options of `createFetchSender`. */
 export interface FetchSenderOptions {
@@ -106,12 +106,13 @@ export type PostRequest = (method: string, params: Record<string, unknown>, sign
  * envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (the name encoded
  * per SEP-2243). What `createFetchSender` and `createTaskDispatch` send through.
  */
-export function createPoster(url: string | URL, options: FetchSenderOptions): { post: PostRequest; clientInfo: { name: string; version: string } } {
+export function createPoster(url: string | URL, options: FetchSenderOptions): { post: PostRequest; open: OpenRequest; clientInfo: { name: string; version: string } } {
   const doFetch = options.fetch ?? fetch;
   const maxResponseBytes = integerOption("maxResponseBytes", options.maxResponseBytes, 16 * 1024 * 1024);
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const clientInfo = options.clientInfo ?? { name: "mcp-yield-client", version: "0.1.0" };
   let nextId = 1;
-  const post: PostRequest = async (method, params, signal) => {
+  const send = async (method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<{ id: number; response: Response }> => {
     const id = nextId++;
     const meta = {
       ...((params._meta as Record<string, unknown> | undefined) ?? {}),
@@ -120,7 +121,6 @@ export function createPoster(url: string | URL, options: FetchSenderOptions): { 
       [CLIENT_CAPABILITIES_KEY]: options.capabilities,
     };
     const name = nameOf(method, params);
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? 60_000);
     let response: Response;
     try {
       response = await doFetch(url, {
@@ -134,15 +134,33 @@ export function createPoster(url: string | URL, options: FetchSenderOptions): { 
           ...options.headers,
         },
         body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } }),
-        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+        signal,
       });
     } catch (error) {
       throw new ClientError("transport", `${method} failed: ${describeFailure(error)}`, undefined, { cause: error });
     }
+    return { id, response };
+  };
+  const post: PostRequest = async (method, params, signal) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const { id, response } = await send(method, params, signal === undefined ? timeout : AbortSignal.any([signal, timeout]));
     return readResponse(response, id, maxResponseBytes);
   };
-  return { post, clientInfo };
+  const open: OpenRequest = async (method, params, signal) => {
+    // Only the wait for the response's headers is timed: the stream then lasts as long as it must.
+    const headers = new AbortController();
+    const timer = setTimeout(() => headers.abort(new DOMException(`no response within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+    try {
+      return await send(method, params, AbortSignal.any([signal, headers.signal]));
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return { post, open, clientInfo };
 }
+
+/** A response that is not a stream: the JSON-RPC response for `id` in it (an error, for a listen refused). */
+export const readJsonResponse = (response: Response, id: number, maxBytes: number) => readResponse(response, id, maxBytes);
 
 /**
  * A `Send` over plain `fetch` speaking stateless 2026-07-28 HTTP: every POST carries the
@@ -151,11 +169,12 @@ export function createPoster(url: string | URL, options: FetchSenderOptions): { 
  * so `callWithInput` answers only what was declared.
  */
 export function createFetchSender(url: string | URL, options: FetchSenderOptions): Send {
-  const { post } = createPoster(url, options);
+  const { post, open } = createPoster(url, options);
   const send = async (method: string, params: Record<string, unknown>): Promise<unknown> => {
     const message = await post(method, params);
     if ("error" in message) throw new ClientError("rpc_error", `${method}: ${message.error.message} (${message.error.code})`, message.error);
     return message.result;
   };
-  return Object.assign(send, { capabilities: options.capabilities });
+  const maxFrameBytes = integerOption("maxResponseBytes", options.maxResponseBytes, 16 * 1024 * 1024);
+  return Object.assign(send, { capabilities: options.capabilities, listener: { open, maxFrameBytes } });
 }

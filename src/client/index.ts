@@ -1,5 +1,5 @@
 export { callWithInput } from "./loop.js";
-export type { Send, InputHandlers, AskContext, ElicitParams, LoopOptions, RoundInfo } from "./types.js";
+export type { Send, InputHandlers, AskContext, ElicitParams, LoopOptions, RoundInfo, OpenRequest, TaskListener } from "./types.js";
 export type { MultiRoundMethod } from "../wire/index.js";
 export { createFetchSender, encodeHeaderValue, type FetchSenderOptions } from "./fetch-sender.js";
 export { sdkSender, type SdkRequester } from "./sdk-sender.js";

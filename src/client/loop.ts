@@ -51,7 +51,7 @@ export async function callWithInput<R = Record<string, unknown>>(
     if (kind === "task" && declaresExtension(declared, TASKS_EXTENSION)) {
       const created = createTaskResult.safeParse(raw);
       if (!created.success) throw new ClientError("invalid_result", `invalid CreateTaskResult: ${describeZodError(created.error)}`);
-      return followTask<R>(send, created.data, handlers, { can, maxAsks, maxRounds, signal, deadline, minPollMs, retries, onTask: options.onTask });
+      return followTask<R>(send, created.data, handlers, { can, maxAsks, maxRounds, signal, deadline, minPollMs, retries, onTask: options.onTask, listen: options.listen ?? true });
     }
     if (kind !== "input_required") throw new ClientError("unknown_result_type", `${method} returned an unknown resultType "${kind}"`);
     const parsed = inputRequiredResult.safeParse(raw);

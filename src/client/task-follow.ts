@@ -1,6 +1,7 @@
 import { type CreateTaskResult, describeZodError, type GetTaskResult, getTaskResult, type InputRequest } from "../wire/index.js";
 import { answerRound, type RoundChecks } from "./answering.js";
 import { ClientError } from "./errors.js";
+import { pushedStatus } from "./pushed-status.js";
 import { sendRetrying } from "./retry.js";
 import type { InputHandlers, Send } from "./types.js";
 
@@ -15,10 +16,14 @@ export interface FollowOptions extends Omit<RoundChecks, "what"> {
   retries?: number;
   /** Aborts when the caller's deadline passed (then the error says `deadline`, not `aborted`). */
   deadline: AbortSignal | undefined;
+  /** Hear the task's status pushed (`subscriptions/listen`) when the sender can and the server does. Default true. */
+  listen?: boolean;
 }
 
 /** Suggested when the server names no interval (what the official requester uses too). */
 const DEFAULT_POLL_MS = 1000;
+/** While the server pushes the task's status, `tasks/get` only when no frame came for this long (or 10 poll intervals, if longer). */
+const BACKSTOP_POLL_MS = 10_000;
 
 /** Wait `ms`, or reject when `signal` aborts; the listener is removed either way (a long poll adds none up). */
 function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -55,35 +60,53 @@ export async function followTask<R>(send: Send, created: CreateTaskResult, handl
       if (options.signal?.aborted) return abandon();
       throw error;
     });
-  for (;;) {
-    if (options.signal?.aborted) return abandon();
-    const parsed = getTaskResult.safeParse(await call("tasks/get", { taskId }));
-    if (!parsed.success) throw new ClientError("invalid_result", `invalid tasks/get result: ${describeZodError(parsed.error)}`);
-    const task = parsed.data;
-    options.onTask?.(task);
-    interval = floor(task.pollIntervalMs ?? interval);
-    switch (task.status) {
-      case "completed":
-        return task.result as R;
-      case "failed":
-        throw new ClientError("task_failed", `task ${taskId} failed: ${task.error.message} (${task.error.code})`, task.error);
-      case "cancelled":
-        throw new ClientError("task_cancelled", `task ${taskId} was cancelled`);
-      case "input_required": {
-        // Keys are unique for a task's life: one already answered is never answered again.
-        const asks = Object.entries(task.inputRequests as Record<string, InputRequest>).filter(([key]) => !answered.has(key));
-        if (asks.length === 0) break;
-        if (++exchanges > options.maxRounds) throw new ClientError("round_limit", `task ${taskId} still needed input after ${options.maxRounds} exchanges; giving up`);
-        const answers = await answerRound(asks, handlers, exchanges, { ...options, what: `task ${taskId}` });
-        for (const key of Object.keys(answers)) answered.add(key);
-        await call("tasks/update", { taskId, inputResponses: answers });
-        continue; // look again at once: the answers may have been all it needed
+  // Pushed status when the sender can listen and the server pushes this task: then `tasks/get`
+  // only as a slow backstop (a frame lost, a listen that cannot be opened again).
+  const pushed = options.listen !== false && send.listener !== undefined ? await pushedStatus(send.listener, taskId, options.signal) : undefined;
+  try {
+    return await follow();
+  } finally {
+    pushed?.close();
+  }
+
+  async function follow(): Promise<R> {
+    for (;;) {
+      if (options.signal?.aborted) return abandon();
+      const heard = pushed?.live ? await pushed.next(Math.max(BACKSTOP_POLL_MS, 10 * interval)) : undefined;
+      if (options.signal?.aborted) return abandon();
+      let task: GetTaskResult;
+      if (heard !== undefined) task = heard;
+      else {
+        const parsed = getTaskResult.safeParse(await call("tasks/get", { taskId }));
+        if (!parsed.success) throw new ClientError("invalid_result", `invalid tasks/get result: ${describeZodError(parsed.error)}`);
+        task = parsed.data;
       }
-    }
-    try {
-      await delay(interval, options.signal);
-    } catch {
-      return abandon();
+      options.onTask?.(task);
+      interval = floor(task.pollIntervalMs ?? interval);
+      switch (task.status) {
+        case "completed":
+          return task.result as R;
+        case "failed":
+          throw new ClientError("task_failed", `task ${taskId} failed: ${task.error.message} (${task.error.code})`, task.error);
+        case "cancelled":
+          throw new ClientError("task_cancelled", `task ${taskId} was cancelled`);
+        case "input_required": {
+          // Keys are unique for a task's life: one already answered is never answered again.
+          const asks = Object.entries(task.inputRequests as Record<string, InputRequest>).filter(([key]) => !answered.has(key));
+          if (asks.length === 0) break;
+          if (++exchanges > options.maxRounds) throw new ClientError("round_limit", `task ${taskId} still needed input after ${options.maxRounds} exchanges; giving up`);
+          const answers = await answerRound(asks, handlers, exchanges, { ...options, what: `task ${taskId}` });
+          for (const key of Object.keys(answers)) answered.add(key);
+          await call("tasks/update", { taskId, inputResponses: answers });
+          continue; // look again at once: the answers may have been all it needed
+        }
+      }
+      if (pushed?.live) continue; // the next frame, or the backstop's poll
+      try {
+        await delay(interval, options.signal);
+      } catch {
+        return abandon();
+      }
     }
   }
 }

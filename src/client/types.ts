@@ -15,10 +15,26 @@ import type {
 // so every client file can use them without importing the loop itself.
 
 /**
+ * One JSON-RPC request POSTed as stateless HTTP wants it, its HTTP response handed back as it
+ * starts (a stream: `subscriptions/listen`); the sender's timeout bounds only the wait for its headers.
+ */
+export type OpenRequest = (method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<{ id: number; response: Response }>;
+
+/** Opens listens (`createFetchSender` carries one), and how large one frame may be. */
+export interface TaskListener {
+  open: OpenRequest;
+  maxFrameBytes: number;
+}
+
+/**
  * Sends one request with a fresh JSON-RPC id and returns its `result` (throws ClientError on a
  * JSON-RPC error). A sender may carry the capabilities it declares on every request.
  */
-export type Send = ((method: string, params: Record<string, unknown>) => Promise<unknown>) & { readonly capabilities?: ClientCapabilities | undefined };
+export type Send = ((method: string, params: Record<string, unknown>) => Promise<unknown>) & {
+  readonly capabilities?: ClientCapabilities | undefined;
+  /** How to open a `subscriptions/listen` stream (`createFetchSender` carries one): a followed task's status is then pushed. */
+  readonly listener?: TaskListener | undefined;
+};
 
 /** Where an embedded request came from, for handlers that care. */
 export interface AskContext {
@@ -92,6 +108,13 @@ export interface LoopOptions {
   retries?: number;
   /** Called with every input_required result before it is answered (logging, UIs). */
   onRound?: (info: RoundInfo) => void;
-  /** Called with every `tasks/get` answer while following a task (progress, UIs). */
+  /**
+   * Hear a followed task's status pushed by the server (`subscriptions/listen`,
+   * `notifications/tasks`) when the sender can open a stream (`createFetchSender`) and the server
+   * pushes it; `tasks/get` is then sent only when no frame came for 10 s (or 10 poll intervals).
+   * A stream that breaks off is opened again. Default true; `false` polls as before.
+   */
+  listen?: boolean;
+  /** Called with every `tasks/get` answer (or pushed frame) while following a task (progress, UIs). */
   onTask?: (task: GetTaskResult) => void;
 }

@@ -175,6 +175,8 @@ describe("following a task", () => {
     let polls = 0;
     const { f } = fakeFetch((b) => {
       const method = (b as unknown as { method: string }).method;
+      // A server that pushes no task status: the client polls.
+      if (method === "subscriptions/listen") return json({ jsonrpc: "2.0", id: b.id, error: { code: -32601, message: "Method not found" } });
       if (method === "tools/call")
         return json({
           jsonrpc: "2.0",
@@ -225,6 +227,7 @@ describe("the client's bounds against a hostile server", () => {
       const base = { taskId: "t1", createdAt: now(), lastUpdatedAt: now(), ttlMs: 60_000, pollIntervalMs };
       if (method === "tools/call") return json({ jsonrpc: "2.0", id: b.id, result: { resultType: "task", status: "working", ...base } });
       if (method === "tasks/cancel") return (cancels.push("t1"), json({ jsonrpc: "2.0", id: b.id, result: { resultType: "complete" } }));
+      if (method === "subscriptions/listen") return json({ jsonrpc: "2.0", id: b.id, error: { code: -32601, message: "Method not found" } });
       polls.push(performance.now());
       const done = polls.length > doneAfter;
       return json({
