@@ -5,7 +5,7 @@ import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { createMemoryStore, createRuntime, createSignalHandler, formatRoundTrace, parseKeyRing, type RoundTrace, type Runtime, type StateKey, type Store, type TaskOptions } from "mcp-yield";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
-import { register } from "mcp-yield/server";
+import { register, withTaskStatus } from "mcp-yield/server";
 import { refuseOversized } from "./oversized.js";
 import { bookFlight } from "./tools/book-flight.js";
 import { chargeOnce } from "./tools/charge-once.js";
@@ -70,9 +70,13 @@ export function taskOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): TaskOp
 /** Request bodies over this get HTTP 413 before anything is parsed. */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
-/** A fresh McpServer per request (stateless serving), all sharing one runtime. */
+/**
+ * A fresh McpServer per request (stateless serving), all sharing one runtime; task status is
+ * pushed to clients that listen for it (`subscriptions/listen` naming task ids), from whichever
+ * instance changed the task.
+ */
 export function createApp(runtime: Runtime) {
-  return createMcpHandler(
+  const handler = createMcpHandler(
     () => {
       const server = new McpServer({ name: "mcp-yield-example", version: "0.1.0" });
       register(server, exampleDefinitions, { runtime });
@@ -80,6 +84,7 @@ export function createApp(runtime: Runtime) {
     },
     { maxRequestBodySize: MAX_REQUEST_BODY_BYTES },
   );
+  return withTaskStatus(handler, runtime, { maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
 }
 
 export interface RunningServer {
