@@ -11,6 +11,7 @@ import { compareRuns, comparisonLines } from "./compare-runs.js";
 import { httpSection } from "./http-load.js";
 import { updateReadmeBlock } from "./readme-block.js";
 import { PINNED_CPU, spreads, unstable } from "./harness.js";
+import { statusLine, statusSection, wakeSection } from "./task-status.js";
 import { codecSection, decompositionSection, instancesSection, replaySection, storeLabel, storeSection, tokenSection } from "./sections.js";
 
 const run = promisify(execFile);
@@ -94,6 +95,9 @@ log("three instances without affinity...");
 const instances = await instancesSection(runs);
 log("http...");
 const http = await httpSection();
+log("wake-ups and pushed task status, per store...");
+const wakes = await wakeSection(redis, postgres);
+const status = await statusSection(redis, postgres);
 
 const at = <T extends { rounds?: number; records?: number }>(rows: T[], key: "rounds" | "records", v: number) => rows.find((r) => r[key] === v)!;
 type Target = { name: string; value: number; target: string; met: boolean; range?: [number, number] };
@@ -140,6 +144,14 @@ const targets: Target[] = [
   atMost("token bytes per small answer (sealed)", token.find((t) => t.mode === "sealed")!.bytesPerAnswer, 45),
   atMost("heap per suspended call at its third ask (KiB)", heapKiB, 8),
   atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0, http.range),
+  ...wakes.map((w) => atMost(`${w.store}: wake-up lateness p99, 1,000 tasks waking within one second, 2 instances (ms)`, w.p99, 250)),
+  ...status
+    .filter((r) => r.concurrency === 10)
+    .flatMap((r) => [
+      atMost(`${r.store}: change → frame latency p50, 10 tasks at a time, listener on another instance (ms, from sending the change)`, r.frameP50, 50),
+      atMost(`${r.store}: change → frame latency p99, 10 tasks at a time (ms)`, r.frameP99, 250),
+      atMost(`${r.store}: tasks/get per task, listening / polling`, r.getsListening / r.getsPolling, 0.1),
+    ]),
 ];
 
 const machine = {
@@ -168,6 +180,8 @@ const results = {
   redisFloor,
   instances,
   http,
+  wakes,
+  status,
 };
 
 const lines: string[] = [];
@@ -228,6 +242,9 @@ lines.push(
   "",
   `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server at a time (${http.runs} fresh servers, ${http.periods} alternating periods each, the ratio paired per pair of periods): generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)} (${f(http.range[0])}–${f(http.range[1])}).`,
 );
+lines.push("", "Wake-ups and pushed task status (bench/task-status.ts; `npm run bench:wakeups` and `npm run bench:status` alone):", "");
+for (const w of wakes) lines.push(`- ${w.store}: 1,000 tasks waking within one second, 2 instances: lateness p50 ${w.p50} ms, p99 ${w.p99} ms.`);
+for (const r of status) lines.push(`- ${statusLine(r)}.`);
 const markdown = lines.join("\n");
 console.log(markdown);
 
