@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { createStateCodec, randomUuid, type StateCodec } from "../state/index.js";
-import { createMemoryStore, createPrincipalBytes, createStoreClock, monotonicNow } from "../store/index.js";
+import { createMemoryStore, createPrincipalBytes, createStoreClock, creditedBytes, monotonicNow } from "../store/index.js";
 import { reportingStore } from "../store/reported.js";
 import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, RunContext, RunGenerator, ToolDefinition } from "../authoring/definitions.js";
 import { errorToolResult, shapePromptResult, shapeResourceResult, shapeToolResult } from "../authoring/results.js";
@@ -115,12 +115,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // Leases and claims are judged on the store's clock, advanced by a monotonic one (or the test's).
   const shared = createStoreClock({ store, local: options.clock ?? monotonicNow });
   // Counted over the longest life of what is counted: a task, or a spilled journal (the state's).
-  const bytes = createPrincipalBytes({
-    store,
-    time: shared,
-    limit: resolved.maxStoreBytesPerPrincipal,
-    windowMs: resolved.principalWindowMs,
-  });
+  // A credit at a time (store/principal-bytes.ts): 64 KiB, or a sixteenth of a smaller share.
+  const counted = createPrincipalBytes({ store, time: shared, limit: resolved.maxStoreBytesPerPrincipal, windowMs: resolved.principalWindowMs });
+  const creditBytes = Math.max(1, Math.min(64 * 1024, Math.floor(resolved.maxStoreBytesPerPrincipal / 16)));
+  const bytes = resolved.maxStoreBytesPerPrincipal === 0 ? counted : creditedBytes(counted, { time: shared, windowMs: resolved.principalWindowMs, creditBytes });
   const signalBaseUrl = options.signals?.baseUrl;
   if (signalBaseUrl !== undefined && (typeof signalBaseUrl !== "string" || !/^https?:\/\/\S+$/.test(signalBaseUrl)))
     throw new TypeError(`signals.baseUrl must be an http(s) URL the token is appended to, got ${JSON.stringify(signalBaseUrl)}`);
