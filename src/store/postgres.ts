@@ -2,8 +2,9 @@ import pg from "pg";
 import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
 import { listenPostgres, postgresChannel } from "./feed/postgres-feed.js";
+import { createPostgresNotifier } from "./feed/postgres-notifier.js";
 import { sharedFeed } from "./feed/shared-feed.js";
-import { type Store, StoreError } from "./store.js";
+import { type Notice, type Store, StoreError } from "./store.js";
 
 /** The part of a node-postgres pool (or client) the store uses. */
 export interface PostgresQueryable {
@@ -181,14 +182,20 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }, purgeEveryMs);
   purge.unref?.();
 
+  // Notices go out once their write committed, many in one statement (feed/postgres-notifier.ts).
+  const notifier = createPostgresNotifier((channels, payloads) =>
+    query("notify", "SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) AS n(channel, payload)", [channels, payloads]),
+  );
+  /** `notice`, announced if the write it is for `replaced`; `replaced` either way. */
+  const announced = (replaced: boolean, notice: Notice | undefined): boolean => {
+    if (replaced && notice !== undefined) notifier.publish(channelOf(notice.channel), text("notice", notice.message));
+    return replaced;
+  };
+
   const swap: Store["swap"] = async (key, expected, value, ttlMs, notice) => {
     // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
     const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
-    const values = [key, expected, text("value", value), ms(ttlMs)];
-    if (notice === undefined) return (await query("swap", update, values)).rowCount === 1;
-    // The notice in the same statement: sent when its transaction commits, and only if it updated.
-    const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1) SELECT pg_notify($5, $6) FROM w`, [...values, channelOf(notice.channel), text("notice", notice.message)]);
-    return rowCount === 1;
+    return announced((await query("swap", update, [key, expected, text("value", value), ms(ttlMs)])).rowCount === 1, notice);
   };
 
   return {
@@ -211,28 +218,16 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const adds = changes.filter((c) => c.at !== null);
       const removes = changes.filter((c) => c.at === null);
       // One statement, one commit: the index changes are data-modifying CTEs that act only when
-      // the update did (each runs whether or not the query reads it; EXISTS gates it on w), and
-      // the notice goes out with the commit, only for a row updated.
+      // the update did (each runs whether or not the query reads it; EXISTS gates it on w).
       const { rowCount } = await query(
         "swap",
         `WITH w AS (UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW} RETURNING 1),
          gone AS (DELETE FROM ${due} d USING unnest($8::text[], $9::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member AND EXISTS (SELECT 1 FROM w)),
          added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest($5::text[], $6::text[], $7::float8[]) AS a(idx, member, at) WHERE EXISTS (SELECT 1 FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)
-         SELECT ${notice === undefined ? "1" : "pg_notify($10, $11)"} FROM w`,
-        [
-          key,
-          expected,
-          text("value", value),
-          ms(ttlMs),
-          adds.map((c) => c.index),
-          adds.map((c) => c.member),
-          adds.map((c) => c.at),
-          removes.map((c) => c.index),
-          removes.map((c) => c.member),
-          ...(notice === undefined ? [] : [channelOf(notice.channel), text("notice", notice.message)]),
-        ],
+         SELECT 1 FROM w`,
+        [key, expected, text("value", value), ms(ttlMs), adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at), removes.map((c) => c.index), removes.map((c) => c.member)],
       );
-      return rowCount === 1;
+      return announced(rowCount === 1, notice);
     },
     // One LISTEN connection per channel for every instance on this store object (feed/shared-feed.ts).
     listen: sharedFeed(async (channel, listener) => {
@@ -323,6 +318,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async close() {
       clearInterval(purge);
       await purging;
+      await notifier.drained();
       await owned?.end();
     },
   };

@@ -63,7 +63,7 @@ export interface Store {
   /**
    * The store's change feed: hear every `Notice` on `channel` a `swap` announces, from any
    * instance, as it lands (memory: in process; Redis: pub/sub under the prefix, sharded on a
-   * cluster; PostgreSQL: NOTIFY sent by the writing statement). Best effort: a notice can be lost
+   * cluster; PostgreSQL: NOTIFY sent once the write committed, batched). Best effort: a notice can be lost
    * while the listener reconnects, so `reset` is called after every reconnect (read again what
    * matters). Resolves to `undefined` where the store cannot deliver notices — PostgreSQL through
    * a pooler in transaction mode, a client that cannot open a subscriber — after warning once:
