@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryStore, createRuntime, type GetTaskResult, type Runtime, type Store } from "mcp-yield";
+import { createMemoryStore, createRuntime, type FeedListener, type GetTaskResult, type Runtime, type Store } from "mcp-yield";
 import { closedAfterEach } from "../support/instances.js";
 import { testKey } from "../support/keys.js";
 import { TASKS, twoAsks } from "../support/listen.js";
@@ -94,5 +94,39 @@ describe("watching tasks without a change feed", () => {
     await a.updateTask({ taskId, inputResponses: { ...answer("a"), ...answer("b") } }, caps);
     await expect.poll(() => watched.ended(), { timeout: 5_000 }).toBe(true);
     expect(watched.frames.at(-1)!.task.status).toBe("completed");
+  });
+});
+
+describe("watching tasks when the feed loses notices", () => {
+  it("reads every watched task again when the listener says it reconnected (notices may have been missed)", async () => {
+    const shared = createMemoryStore();
+    // B hears the feed through a listener that drops notices until told, then reconnects.
+    let dropping = false;
+    const listeners: FeedListener[] = [];
+    const lossy: Store = new Proxy(shared, {
+      get: (target, p) =>
+        p === "listen"
+          ? (channel: string, listener: FeedListener) => {
+              listeners.push(listener);
+              return target.listen!(channel, { message: (m) => dropping || listener.message(m), reset: () => listener.reset() });
+            }
+          : target[p as keyof Store],
+    });
+    const a = instance(shared);
+    const b = instance(lossy);
+    const taskId = await start(a);
+    const watched = await watch(b, [taskId]);
+    await expect.poll(() => watched.frames.length).toBe(1);
+    dropping = true;
+    await a.updateTask({ taskId, inputResponses: answer("a") }, caps);
+    // The notice was lost: nothing comes (the backstop is 5 s away).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(watched.frames).toHaveLength(1);
+    dropping = false;
+    const reset = performance.now();
+    for (const listener of listeners) listener.reset();
+    await expect.poll(() => watched.frames.length, { timeout: 2_000 }).toBe(2);
+    expect(watched.frames[1]!.at - reset).toBeLessThan(1_000);
+    expect(Object.keys((watched.frames[1]!.task as { inputRequests: object }).inputRequests)).toEqual(["b"]);
   });
 });
