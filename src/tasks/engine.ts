@@ -80,8 +80,6 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
   // Callers following tasks: re-read every 5 s while the feed is up (a lost notice), at the poll interval while it is not.
   const watches = createTaskWatches({ store, load: async (id) => (await load(id))?.record, backstopMs: Math.max(5_000, pollMs), pollMs });
 
-  /** The index of one principal's tasks, by when each expires (the principal only as a digest). */
-
   /**
    * Refuse a start past the principal's allowance: its index's entries are counted by the store
    * — reading them back made every start cost as much as the tasks the principal has (20,000
