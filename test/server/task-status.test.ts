@@ -1,3 +1,6 @@
+import { createServer, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
+import { toNodeHandler } from "@modelcontextprotocol/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { authOf, frames, type ListenInstance, listenInstance, rpcRequest, rpcResult, startTwoAsks, SUBSCRIPTION_ID } from "../support/listen.js";
 
@@ -148,6 +151,34 @@ describe("subscriptions/listen with task ids", () => {
         return ok;
       })
       .toBe(true);
+  });
+
+  it("over real HTTP, a client that goes away frees its listen (it no longer counts against maxListens)", async () => {
+    const i = instance({ maxListens: 1 });
+    const taskId = await startTwoAsks(i);
+    const server = createServer(toNodeHandler(i.handler) as RequestListener);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+      const listen = async (signal?: AbortSignal) => {
+        const request = rpcRequest(1, "subscriptions/listen", { notifications: { taskIds: [taskId] } });
+        return fetch(url, { method: "POST", headers: request.headers, body: await request.text(), ...(signal ? { signal } : {}) });
+      };
+      const client = new AbortController();
+      await (await listen(client.signal)).body!.getReader().read();
+      expect(await rpcResult(await listen())).toMatchObject({ error: { code: -32603 } });
+      client.abort();
+      await expect
+        .poll(async () => {
+          const response = await listen();
+          await response.body?.cancel();
+          return response.headers.get("content-type") ?? "";
+        })
+        .toContain("text/event-stream");
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("without withTaskStatus the SDK acknowledges no task ids (what a client then polls for)", async () => {
