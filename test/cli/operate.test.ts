@@ -221,11 +221,14 @@ describe.each(kinds)("npx mcp-yield tasks on $name", (kind) => {
     // Fixed: the instance that held it is gone; retried, another one completes it.
     await first.close();
     cardService.up = true;
+    // Retried while no instance runs: the CLI's answer shows the task as the retry left it (an
+    // instance already running would take it over at once, through the change feed, and could
+    // complete it before the CLI reads it back).
+    const retry = await cli(["tasks", "retry", retried, ...flags(), "--json"]);
+    expect(jsonOf(retry)).toMatchObject({ taskId: retried, status: "working" });
     const second = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { leaseMs: 2000, sweepMs: 50 } });
     open.push(second);
     second.define([charge]);
-    const retry = await cli(["tasks", "retry", retried, ...flags(), "--json"]);
-    expect(jsonOf(retry)).toMatchObject({ taskId: retried, status: "working" });
     const done = await settled(second, retried, (s) => s === "completed");
     expect(done.result).toMatchObject({ content: [{ type: "text", text: "R-1" }] });
     expect(cardService.charges).toBe(2 + 2 + 1);
