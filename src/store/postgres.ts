@@ -4,7 +4,7 @@ import { bounded, redact } from "./bounded.js";
 import { listenPostgres, postgresChannel } from "./feed/postgres-feed.js";
 import { createPostgresNotifier } from "./feed/postgres-notifier.js";
 import { sharedFeed } from "./feed/shared-feed.js";
-import { type Notice, type Store, StoreError } from "./store.js";
+import { type IndexChange, type Notice, type Store, StoreError } from "./store.js";
 
 /** The part of a node-postgres pool (or client) the store uses. */
 export interface PostgresQueryable {
@@ -192,6 +192,17 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     return replaced;
   };
 
+  /**
+   * Index changes as data-modifying CTEs that act only when the write `w` before them did (each
+   * runs whether or not the query reads it; EXISTS gates it on w): one statement, one commit.
+   * Their five parameters (`indexArrays`) start at `$first`.
+   */
+  const gatedIndexChanges = (first: number) => {
+    const [idx, member, at, goneIdx, goneMember] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+    return `gone AS (DELETE FROM ${due} d USING unnest(${goneIdx}::text[], ${goneMember}::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member AND EXISTS (SELECT 1 FROM w)),
+         added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest(${idx}::text[], ${member}::text[], ${at}::float8[]) AS a(idx, member, at) WHERE EXISTS (SELECT 1 FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)`;
+  };
+
   const swap: Store["swap"] = async (key, expected, value, ttlMs, notice) => {
     // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
     const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
@@ -213,20 +224,21 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return rowCount === 1;
     },
     swap,
+    async addIndexed(key, value, ttlMs, changes) {
+      // `add` and `index` in one statement, one commit, as swapIndexed does for `swap`.
+      const insert = `INSERT INTO ${kv} AS t (key, value, expires_at) VALUES ($1, $2, ${NOW} + $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at WHERE t.expires_at <= ${NOW}`;
+      const { rowCount } = await query("add", `WITH w AS (${insert} RETURNING 1), ${gatedIndexChanges(4)} SELECT 1 FROM w`, [
+        text("key", key),
+        text("value", value),
+        ms(ttlMs),
+        ...indexArrays(changes),
+      ]);
+      return rowCount === 1;
+    },
     async swapIndexed(key, expected, value, ttlMs, notice, changes) {
       if (changes.length === 0) return swap(key, expected, value, ttlMs, notice);
-      const adds = changes.filter((c) => c.at !== null);
-      const removes = changes.filter((c) => c.at === null);
-      // One statement, one commit: the index changes are data-modifying CTEs that act only when
-      // the update did (each runs whether or not the query reads it; EXISTS gates it on w).
-      const { rowCount } = await query(
-        "swap",
-        `WITH w AS (UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW} RETURNING 1),
-         gone AS (DELETE FROM ${due} d USING unnest($8::text[], $9::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member AND EXISTS (SELECT 1 FROM w)),
-         added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest($5::text[], $6::text[], $7::float8[]) AS a(idx, member, at) WHERE EXISTS (SELECT 1 FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)
-         SELECT 1 FROM w`,
-        [key, expected, text("value", value), ms(ttlMs), adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at), removes.map((c) => c.index), removes.map((c) => c.member)],
-      );
+      const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
+      const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1), ${gatedIndexChanges(5)} SELECT 1 FROM w`, [key, expected, text("value", value), ms(ttlMs), ...indexArrays(changes)]);
       return announced(rowCount === 1, notice);
     },
     // One LISTEN connection per channel for every instance on this store object (feed/shared-feed.ts).
@@ -281,14 +293,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
     async index(changes) {
       if (changes.length === 0) return;
-      const adds = changes.filter((c) => c.at !== null);
-      const removes = changes.filter((c) => c.at === null);
       // One statement: the removals in a data-modifying CTE, the additions as one upsert.
       await query(
         "index",
         `WITH gone AS (DELETE FROM ${due} d USING unnest($4::text[], $5::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member)
          INSERT INTO ${due} (idx, member, at) SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at`,
-        [adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at), removes.map((c) => c.index), removes.map((c) => c.member)],
+        indexArrays(changes),
       );
     },
     async due(index, nowMs, limit) {
@@ -322,6 +332,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await owned?.end();
     },
   };
+}
+
+/** Index changes as the five arrays the statements unnest: additions (index, member, time), then removals (index, member). */
+function indexArrays(changes: readonly IndexChange[]): [string[], string[], number[], string[], string[]] {
+  const adds = changes.filter((c) => c.at !== null);
+  const removes = changes.filter((c) => c.at === null);
+  return [adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at!), removes.map((c) => c.index), removes.map((c) => c.member)];
 }
 
 /** `text` as a dollar-quoted SQL string literal (the statements are ours; no `$q$` inside them). */

@@ -9,7 +9,7 @@ import { StoreError } from "./store.js";
 /** How long one failure (reason and message) is not reported again. */
 const QUIET_MS = 10_000;
 
-type StoreMethod = Exclude<keyof Store, "time" | "close" | "listen" | "swapIndexed">;
+type StoreMethod = Exclude<keyof Store, "time" | "close" | "listen" | "swapIndexed" | "addIndexed">;
 const METHODS: readonly StoreMethod[] = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "index", "due", "size", "members"];
 
 /** `store` whose StoreErrors are also handed to `report` (each failure at most once per 10 s, on `now`'s clock). */
@@ -35,6 +35,10 @@ export function reportingStore(store: Store, report: (error: StoreError) => void
   if (store.swapIndexed !== undefined) {
     const swapIndexed = store.swapIndexed;
     wrapped.swapIndexed = (...args) => swapIndexed.apply(store, args).catch(heard);
+  }
+  if (store.addIndexed !== undefined) {
+    const addIndexed = store.addIndexed;
+    wrapped.addIndexed = (...args) => addIndexed.apply(store, args).catch(heard);
   }
   if (store.time !== undefined) {
     const time = store.time;

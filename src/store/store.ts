@@ -24,6 +24,13 @@ export interface Store {
    * without it the runtime swaps, then sends the changes with `index`.
    */
   swapIndexed?(key: string, expected: string, value: string, ttlMs: number, notice: Notice | undefined, changes: readonly IndexChange[]): Promise<boolean>;
+  /**
+   * `add`, and — when, and only when, it wrote — the index `changes` (as `index` takes them), in
+   * one atomic operation (PostgreSQL: one statement, one commit). A task's start writes its
+   * record and enters its indexes together this way. Optional: without it the runtime adds, then
+   * sends the changes with `index`.
+   */
+  addIndexed?(key: string, value: string, ttlMs: number, changes: readonly IndexChange[]): Promise<boolean>;
   /** Write unconditionally. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;

@@ -17,6 +17,7 @@
 import { randomUuid } from "../state/index.js";
 import { ErrorCode, ProtocolError } from "../wire/index.js";
 import type { ToolDefinition } from "../authoring/definitions.js";
+import type { IndexChange } from "../store/index.js";
 import { LiveCalls } from "../replay/live-calls.js";
 import { createResultOf, detailedTaskOf, isTerminal, newTaskId, storedInput, type TaskRecord, taskRecord } from "./record/record.js";
 import type { Deps, Parked, TaskEngine } from "./types.js";
@@ -130,9 +131,20 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       );
       const text = JSON.stringify(record);
       await bytes.charge(record.principal, keyOf(record.id).length + text.length);
+      // Indexed as it is created: the principal's share, the list of tasks and the indexes a
+      // filtered list reads, the lease the sweepers watch — with the record in one operation
+      // where the store can (addIndexed: one statement on PostgreSQL), else one operation after.
+      const entries: IndexChange[] = [
+        { index: share, member: record.id, at: now + ttlMs },
+        { index: TASKS, member: record.id, at: now + ttlMs },
+        ...listEntriesOf(record),
+        { index: LEASES, member: record.id, at: record.lease!.until },
+      ];
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
       // Kept past its lifetime until it has ended (record-store.ts): its outcome stays readable.
-      if (!(await store.add(keyOf(record.id), text, ttlMs + transition.OUTCOME_KEPT_MS + CLEANUP_KEPT_MS))) {
+      const keptMs = ttlMs + transition.OUTCOME_KEPT_MS + CLEANUP_KEPT_MS;
+      const added = store.addIndexed !== undefined ? await store.addIndexed(keyOf(record.id), text, keptMs, entries) : await store.add(keyOf(record.id), text, keptMs);
+      if (!added) {
         // Already there: an earlier attempt at this start whose answer was lost (a write that
         // landed after its timeout). The same call's task is that one; it is indexed (again) so
         // the sweeper runs it if nobody does, and reported as it is now.
@@ -151,14 +163,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         return createResultOf(found);
       }
       records.created(record, text);
-      // Indexed at once, one store operation: the principal's share, the list of tasks and the
-      // indexes a filtered list reads, the lease the sweepers watch.
-      await store.index([
-        { index: share, member: record.id, at: now + ttlMs },
-        { index: TASKS, member: record.id, at: now + ttlMs },
-        ...listEntriesOf(record),
-        { index: LEASES, member: record.id, at: record.lease!.until },
-      ]);
+      if (store.addIndexed === undefined) await store.index(entries);
       void runs.launch(record, task.resume);
       return createResultOf(record);
     },

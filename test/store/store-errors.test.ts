@@ -32,6 +32,8 @@ function flaky(): Store & { down: boolean } {
       store.down ? Promise.reject(new StoreError("store_unavailable", "Redis did not answer SET within 1000 ms", { cause: new Error("socket timeout") })) : f.apply(inner, a);
   store.add = failing(inner.add);
   store.swap = failing(inner.swap);
+  store.addIndexed = failing(inner.addIndexed!);
+  store.swapIndexed = failing(inner.swapIndexed!);
   store.set = failing(inner.set);
   store.schedule = failing(inner.schedule);
   store.time = async () => Date.now();

@@ -40,10 +40,14 @@ export function faultyStore(
   let stalled: Promise<unknown> | undefined;
   let stalledAt: number | undefined;
   const wrapped = {} as Record<string, unknown>;
-  // A swap with its index changes is one operation of the store's: failed as a swap.
-  const operations: Array<(typeof OPERATIONS)[number] | "swapIndexed"> = [...OPERATIONS, ...(inner.swapIndexed !== undefined ? (["swapIndexed"] as const) : [])];
+  // A swap or an add with its index changes is one operation of the store's: failed as a swap, an add.
+  const operations: Array<(typeof OPERATIONS)[number] | "swapIndexed" | "addIndexed"> = [
+    ...OPERATIONS,
+    ...(inner.swapIndexed !== undefined ? (["swapIndexed"] as const) : []),
+    ...(inner.addIndexed !== undefined ? (["addIndexed"] as const) : []),
+  ];
   for (const method of operations) {
-    const op = method === "swapIndexed" ? "swap" : method;
+    const op = method === "swapIndexed" ? "swap" : method === "addIndexed" ? "add" : method;
     wrapped[method] = async (...args: unknown[]) => {
       const run = () => (inner[method] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
       if (stalled !== undefined) {

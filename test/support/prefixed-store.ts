@@ -31,6 +31,14 @@ export function prefixedStore(store: Store, prefix: string): Store {
         notice && { ...notice, channel: prefix + notice.channel },
         changes.map((c) => ({ ...c, index: prefix + c.index })),
       );
+  if (store.addIndexed !== undefined)
+    view.addIndexed = (key, value, ttlMs, changes) =>
+      store.addIndexed!(
+        prefix + key,
+        value,
+        ttlMs,
+        changes.map((c) => ({ ...c, index: prefix + c.index })),
+      );
   if (store.time !== undefined) view.time = () => store.time!();
   if (store.listen !== undefined) view.listen = (channel, listener) => store.listen!(prefix + channel, listener);
   return view;

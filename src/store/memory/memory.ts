@@ -254,6 +254,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     async swapIndexed(key, expected, value, ttlMs, notice, changes) {
       return swapNow(key, expected, value, ttlMs, notice, changes);
     },
+    async addIndexed(key, value, ttlMs, changes) {
+      if (!add(key, value, ttlMs)) return false;
+      applyIndex(changes);
+      return true;
+    },
     async listen(channel, listener) {
       return feed.listen(channel, listener);
     },
