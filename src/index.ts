@@ -115,7 +115,7 @@ export type { StateBinding, OpenedState } from "./state/token/claims.js";
 export { UnsupportedValueError } from "./state/value-text.js";
 
 // Stores shared by instances (Redis: `mcp-yield/redis`).
-export { type FeedListener, type IndexChange, type IndexPosition, type Listening, type Notice, type Store, StoreError, type StoreErrorReason } from "./store/store.js";
+export { type FeedListener, type IndexChange, type IndexLimit, type IndexPosition, type Listening, type Notice, type Store, StoreError, type StoreErrorReason } from "./store/store.js";
 export { createMemoryStore, type MemoryStoreOptions } from "./store/memory/memory.js";
 
 // The protocol's error type and codes (author code throws ProtocolError on purpose), and the

@@ -20,6 +20,11 @@ import type { StoreClock } from "./store-clock.js";
 export interface PrincipalBytes {
   /** Count `bytes` for `principal`, or refuse with `-32603` `principal_byte_limit` (nothing counted). */
   charge(principal: string | undefined, bytes: number): Promise<void>;
+  /**
+   * Give back a charge whose write did not happen (a start refused after it was charged). Best
+   * effort, and only where it cannot undercount: credit of the window it was charged in.
+   */
+  refund(principal: string | undefined, bytes: number): void;
 }
 
 /** The reason a refused charge carries on the wire. */
@@ -62,6 +67,9 @@ export function createPrincipalBytes({ store, time, limit, windowMs, name = "pri
         { reason: PRINCIPAL_BYTE_LIMIT, limit },
       );
     },
+    // The counter's window may have turned since the charge: taken off the next one it would
+    // undercount. It stays counted (the safe side); the credited layer gives credit back.
+    refund() {},
   };
 }
 
@@ -126,6 +134,11 @@ export function creditedBytes(inner: PrincipalBytes, { time, windowMs, creditByt
           });
         await bought.buying;
       }
+    },
+    refund(principal, bytes) {
+      // Back into the credit it came from, if that window's credit is still this one's.
+      const credit = credits.get(principal);
+      if (bytes > 0 && credit !== undefined && credit.window === Math.floor(time.now() / windowMs)) credit.left += bytes;
     },
   };
 }

@@ -26,11 +26,13 @@ export interface Store {
   swapIndexed?(key: string, expected: string, value: string, ttlMs: number, notice: Notice | undefined, changes: readonly IndexChange[]): Promise<boolean>;
   /**
    * `add`, and — when, and only when, it wrote — the index `changes` (as `index` takes them), in
-   * one atomic operation (PostgreSQL: one statement, one commit). A task's start writes its
-   * record and enters its indexes together this way. Optional: without it the runtime adds, then
-   * sends the changes with `index`.
+   * one atomic operation (PostgreSQL: one statement, one commit). With `limit`, it also writes
+   * nothing (false) while `limit.index` has `limit.below` entries or more, as `size` counts them.
+   * A task's start writes its record and enters its indexes together this way, within its
+   * principal's share. Optional: without it the runtime counts the share, adds, then sends the
+   * changes with `index`.
    */
-  addIndexed?(key: string, value: string, ttlMs: number, changes: readonly IndexChange[]): Promise<boolean>;
+  addIndexed?(key: string, value: string, ttlMs: number, changes: readonly IndexChange[], limit?: IndexLimit): Promise<boolean>;
   /** Write unconditionally. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;
@@ -105,6 +107,12 @@ export interface IndexChange {
   index: string;
   member: string;
   at: number | null;
+}
+
+/** An add's bound on an index's size (`Store.addIndexed`): it writes only while `index` has fewer than `below` entries. */
+export interface IndexLimit {
+  index: string;
+  below: number;
 }
 
 /** A member of an index with its time: an entry of `members`, and where the next page starts. */

@@ -122,7 +122,10 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       await time.sync();
       const now = time.now();
       const share = shareOf(task.principal);
-      await withinShare(share, task.taskId, now);
+      // A store that adds within a limit counts the share in the add itself (one statement on
+      // PostgreSQL); otherwise it is counted first.
+      const addIndexed = store.addIndexed?.bind(store);
+      if (addIndexed === undefined) await withinShare(share, task.taskId, now);
       const record = transition.start(
         { id: task.taskId ?? newTaskId(), def: task.def, stored: storedInput(task), principal: task.principal, callId: task.callId, caps: task.caps, message: task.message, journal: task.journal },
         now,
@@ -143,7 +146,20 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       // Durably created before the client hears of it: tasks/get resolves at once, anywhere.
       // Kept past its lifetime until it has ended (record-store.ts): its outcome stays readable.
       const keptMs = ttlMs + transition.OUTCOME_KEPT_MS + CLEANUP_KEPT_MS;
-      const added = store.addIndexed !== undefined ? await store.addIndexed(keyOf(record.id), text, keptMs, entries) : await store.add(keyOf(record.id), text, keptMs);
+      let added: boolean;
+      if (addIndexed === undefined) added = await store.add(keyOf(record.id), text, keptMs);
+      else if (!(added = await addIndexed(keyOf(record.id), text, keptMs, entries, { index: share, below: maxPerPrincipal }))) {
+        // Refused: the share looked full, or the record is there (an earlier attempt at this
+        // start). The share is looked at the slow way — it refuses a start at the limit (and
+        // its charge is given back) — then the add is tried without the limit.
+        try {
+          await withinShare(share, task.taskId, now);
+        } catch (error) {
+          bytes.refund(record.principal, keyOf(record.id).length + text.length);
+          throw error;
+        }
+        added = await addIndexed(keyOf(record.id), text, keptMs, entries);
+      }
       if (!added) {
         // Already there: an earlier attempt at this start whose answer was lost (a write that
         // landed after its timeout). The same call's task is that one; it is indexed (again) so
@@ -163,7 +179,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
         return createResultOf(found);
       }
       records.created(record, text);
-      if (store.addIndexed === undefined) await store.index(entries);
+      if (addIndexed === undefined) await store.index(entries);
       void runs.launch(record, task.resume);
       return createResultOf(record);
     },

@@ -29,6 +29,7 @@ describe("a principal's round credit", () => {
           total += n;
           bought.push([principal ?? "-", n]);
         },
+        refund() {},
       },
       time: { now: () => now, uncertainty: () => 0, sync: async () => {} },
       windowMs: 1000,

@@ -15,7 +15,7 @@ function setup(limit: number, creditBytes: number) {
   const time = createStoreClock({ store, local: () => now });
   const counted = createPrincipalBytes({ store, time, limit, windowMs: WINDOW_MS });
   let purchases = 0;
-  const counting: PrincipalBytes = { charge: (p, b) => (purchases++, counted.charge(p, b)) };
+  const counting: PrincipalBytes = { charge: (p, b) => (purchases++, counted.charge(p, b)), refund: counted.refund };
   const bytes = creditedBytes(counting, { time, windowMs: WINDOW_MS, creditBytes });
   return { bytes, purchases: () => purchases, advance: (ms: number) => (now += ms) };
 }
@@ -65,6 +65,18 @@ describe("creditedBytes", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("takes a refund back into the window's credit, never into the next window's", async () => {
+    const { bytes, advance } = setup(10_000, 10_000);
+    expect(await charge(bytes, "p", 6_000)).toBe(true);
+    bytes.refund("p", 6_000);
+    // Given back: the whole share fits again.
+    expect(await charge(bytes, "p", 10_000)).toBe(true);
+    advance(WINDOW_MS);
+    bytes.refund("p", 10_000);
+    // The previous window's 10,000 still count against this one: a refund made later is not credit.
+    expect(await charge(bytes, "p", 1)).toBe(false);
   });
 
   it("keeps principals apart", async () => {

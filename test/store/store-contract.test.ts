@@ -143,6 +143,25 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
     // No changes: a plain add.
     expect(await store.addIndexed("a-plain", "z", 10_000, [])).toBe(true);
     expect(await store.get("a-plain")).toBe("z");
+    // Within a limit: written only while the index has fewer entries than it allows.
+    await store.index([
+      { index: "al", member: "one", at: 1 },
+      { index: "al", member: "two", at: 2 },
+    ]);
+    const within = { index: "al", below: 2 };
+    expect(await store.addIndexed("a-full", "f", 10_000, [{ index: "al", member: "three", at: 3 }], within)).toBe(false);
+    expect(await store.get("a-full")).toBeUndefined();
+    expect(await store.size("al")).toBe(2);
+    await store.unschedule("al", "two");
+    expect(await store.addIndexed("a-full", "f", 10_000, [{ index: "al", member: "three", at: 3 }], within)).toBe(true);
+    expect(await store.get("a-full")).toBe("f");
+    expect(await store.members("al", 10)).toEqual([
+      { member: "one", at: 1 },
+      { member: "three", at: 3 },
+    ]);
+    // A limit on an empty index, and a key already there: refused for the key.
+    expect(await store.addIndexed("a-full", "g", 10_000, [], { index: "a-empty", below: 5 })).toBe(false);
+    expect(await store.get("a-full")).toBe("f");
     await store.close();
   });
 

@@ -32,12 +32,13 @@ export function prefixedStore(store: Store, prefix: string): Store {
         changes.map((c) => ({ ...c, index: prefix + c.index })),
       );
   if (store.addIndexed !== undefined)
-    view.addIndexed = (key, value, ttlMs, changes) =>
+    view.addIndexed = (key, value, ttlMs, changes, limit) =>
       store.addIndexed!(
         prefix + key,
         value,
         ttlMs,
         changes.map((c) => ({ ...c, index: prefix + c.index })),
+        limit && { ...limit, index: prefix + limit.index },
       );
   if (store.time !== undefined) view.time = () => store.time!();
   if (store.listen !== undefined) view.listen = (channel, listener) => store.listen!(prefix + channel, listener);

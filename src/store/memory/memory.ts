@@ -254,7 +254,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
     async swapIndexed(key, expected, value, ttlMs, notice, changes) {
       return swapNow(key, expected, value, ttlMs, notice, changes);
     },
-    async addIndexed(key, value, ttlMs, changes) {
+    async addIndexed(key, value, ttlMs, changes, limit) {
+      if (limit !== undefined && (indexes.get(limit.index)?.size ?? 0) >= limit.below) return false;
       if (!add(key, value, ttlMs)) return false;
       applyIndex(changes);
       return true;
