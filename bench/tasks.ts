@@ -1,15 +1,27 @@
-// `npm run bench:tasks`: task calls per second through the example server on Redis — from one
-// server process, then from three sharing the store (no affinity: each request of a call, the
-// tasks/get polls included, goes to the next process in turn). Reported, not a target: the
-// clients, the servers and Redis share this machine's cores.
+// `npm run bench:tasks`: first the task engine alone against the job queues users would pick
+// for durable work on the same store — zero-work tasks against BullMQ's jobs on Redis and
+// pg-boss's on PostgreSQL, submitted and awaited by CONCURRENCY callers in this process, the
+// engine and its rival alternated in BENCH_TASK_ROUNDS rounds (each on a fresh prefix or schema,
+// the one going first swapped each round) and compared per round (the ratio's min–max is the
+// figure). Then task calls per second through the example server on Redis — from one server
+// process, then from three sharing the store (no affinity: each request of a call, the
+// tasks/get polls included, goes to the next process in turn). The clients, the servers and
+// the stores share this machine's cores.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { callWithInput, createFetchSender, type Send } from "mcp-yield/client";
+import { createPostgresStore } from "mcp-yield/postgres";
+import { createRedisStore } from "mcp-yield/redis";
+import { bullmqRunner, pgBossRunner } from "./queue-rivals.js";
+import { engineRunner, type Runner, throughput, type Throughput } from "./task-runners.js";
 
 const REDIS = process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const POSTGRES = process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SECONDS = Number(process.env.BENCH_TASK_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_TASK_ROUNDS ?? 3);
+const PAIR_SECONDS = Number(process.env.BENCH_TASK_PAIR_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_TASK_CONCURRENCY ?? 16);
 const POLL_MS = 10;
 const server = fileURLToPath(new URL("../examples/server.js", import.meta.url));
@@ -18,9 +30,9 @@ const keys = `bench:${randomBytes(32).toString("base64")}`;
 /** An example server on Redis, on a free port; resolves with its URL once it listens. */
 function start(prefix: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [server], {
-    // Tasks kept 2 s after they start (not an hour): every call here is one anonymous caller, whose
-    // share is 1000 tasks kept at once.
-    env: { ...process.env, PORT: "0", MCP_YIELD_KEYS: keys, MCP_YIELD_REDIS_URL: REDIS, MCP_YIELD_REDIS_PREFIX: prefix, MCP_YIELD_TASK_POLL_MS: String(POLL_MS), MCP_YIELD_TASK_TTL_MS: "2000" },
+    // Tasks live 500 ms (not an hour; a zero-work task ends within milliseconds): every call here
+    // is one anonymous caller, whose share is 1000 tasks alive at once — 2,000 calls/s at most.
+    env: { ...process.env, PORT: "0", MCP_YIELD_KEYS: keys, MCP_YIELD_REDIS_URL: REDIS, MCP_YIELD_REDIS_PREFIX: prefix, MCP_YIELD_TASK_POLL_MS: String(POLL_MS), MCP_YIELD_TASK_TTL_MS: "500" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((resolve, reject) => {
@@ -57,6 +69,81 @@ async function measure(urls: string[]): Promise<{ callsPerSecond: number; calls:
   );
   const used = process.cpuUsage(cpu);
   return { callsPerSecond: calls / SECONDS, calls, cpuSecondsClient: (used.user + used.system) / 1e6 };
+}
+
+/** The engine on a store against `rival` on the same store: ROUNDS paired runs, each on fresh keys. */
+async function paired(store: string, engine: (round: number) => Promise<Runner>, rival: (round: number) => Promise<Runner>): Promise<string> {
+  const pairs: Array<{ engine: Throughput; rival: Throughput }> = [];
+  let rivalName = "";
+  for (let round = 0; round < ROUNDS; round++) {
+    const got: Partial<Record<"engine" | "rival", Throughput>> = {};
+    for (const side of round % 2 === 0 ? (["engine", "rival"] as const) : (["rival", "engine"] as const)) {
+      const runner = await (side === "engine" ? engine(round) : rival(round));
+      if (side === "rival") rivalName = runner.name;
+      try {
+        got[side] = await throughput(runner, CONCURRENCY, PAIR_SECONDS);
+      } finally {
+        await runner.close();
+      }
+    }
+    pairs.push({ engine: got.engine!, rival: got.rival! });
+  }
+  const range = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+  const ratios = pairs.map((p) => p.engine.perSecond / p.rival.perSecond);
+  return `| ${store} | ${range(
+    pairs.map((p) => p.engine.perSecond),
+    0,
+  )} | ${rivalName} ${range(
+    pairs.map((p) => p.rival.perSecond),
+    0,
+  )} | **${range(ratios, 2)}×** | ${range(
+    pairs.map((p) => p.engine.cpuMicrosPerCall),
+    0,
+  )} / ${range(
+    pairs.map((p) => p.rival.cpuMicrosPerCall),
+    0,
+  )} |`;
+}
+
+const run = `${process.pid}-${Date.now().toString(36)}`;
+const versus = [
+  await paired(
+    "Redis",
+    async (round) => {
+      const store = await createRedisStore({ url: REDIS, prefix: `mcp-yield-bench-engine:${run}:${round}:` });
+      const runner = engineRunner(store, "engine");
+      return { ...runner, close: async () => (await runner.close(), await store.close()) };
+    },
+    (round) => bullmqRunner(REDIS, `mcp-yield-bench-bullmq-${run}-${round}`, CONCURRENCY),
+  ),
+  await paired(
+    "PostgreSQL",
+    async (round) => {
+      const schema = `bench_engine_${run}_${round}`.replace(/-/g, "_");
+      const store = await createPostgresStore({ connectionString: POSTGRES, schema });
+      const runner = engineRunner(store, "engine");
+      return { ...runner, close: async () => (await runner.close(), await store.close(), await dropSchema(schema)) };
+    },
+    (round) => pgBossRunner(POSTGRES, `bench_pgboss_${run}_${round}`.replace(/-/g, "_"), CONCURRENCY),
+  ),
+];
+console.log(
+  [
+    `The task engine alone against the job queue on the same store: ${CONCURRENCY} callers in one process, ${PAIR_SECONDS} s per side, ${ROUNDS} rounds (min–max); a zero-work task or job submitted and awaited.`,
+    "",
+    "| store | engine calls/s | rival jobs/s | engine ÷ rival | CPU µs per call, engine / rival |",
+    "|---|---|---|---|---|",
+    ...versus,
+    "",
+  ].join("\n"),
+);
+
+async function dropSchema(schema: string): Promise<void> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: POSTGRES });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
 }
 
 const rows: string[] = [];
