@@ -65,6 +65,13 @@ export function createTaskWatches({ store, load, backstopMs, pollMs }: TaskWatch
   const again = new Set<string>();
   let listening: Promise<Listening | undefined> | undefined;
   let feedUp = false;
+  // While a watch reads the tasks it acknowledges, the feed's notices of those tasks are noted
+  // (a watcher is registered only once the read is back): a task no notice named since the read
+  // began, the feed up all along, gets its first frame from that read, not from a second one.
+  let heardSeq = 0;
+  let resetSeq = 0;
+  const acking = new Map<string, number>();
+  const noticed = new Map<string, number>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let closed = false;
 
@@ -123,9 +130,15 @@ export function createTaskWatches({ store, load, backstopMs, pollMs }: TaskWatch
       store.listen?.(TASK_FEED, {
         message: (message) => {
           const notice = readTaskNotice(message);
-          if (notice !== undefined) refresh(notice.t);
+          if (notice === undefined) return;
+          heardSeq++;
+          if (acking.has(notice.t)) noticed.set(notice.t, heardSeq);
+          refresh(notice.t);
         },
-        reset: refreshAll,
+        reset: () => {
+          resetSeq = ++heardSeq;
+          refreshAll();
+        },
       }) ?? Promise.resolve(undefined)
     ).catch(() => undefined);
     void listening.then((opened) => {
@@ -155,7 +168,22 @@ export function createTaskWatches({ store, load, backstopMs, pollMs }: TaskWatch
       if (closed) throw new Error("mcp-yield: the runtime is closed");
       start();
       const unique = [...new Set(ids)];
-      const records = await Promise.all(unique.map((id) => load(id)));
+      const from = heardSeq;
+      const fed = feedUp;
+      for (const id of unique) acking.set(id, (acking.get(id) ?? 0) + 1);
+      let records: Array<TaskRecord | undefined>;
+      let unchanged: (id: string) => boolean;
+      try {
+        records = await Promise.all(unique.map((id) => load(id)));
+      } finally {
+        const quiet = new Set(unique.filter((id) => fed && feedUp && resetSeq <= from && (noticed.get(id) ?? from) <= from));
+        unchanged = (id) => quiet.has(id);
+        for (const id of unique) {
+          const left = acking.get(id)! - 1;
+          if (left > 0) acking.set(id, left);
+          else acking.delete(id), noticed.delete(id);
+        }
+      }
       const owned = records.filter((r): r is TaskRecord => r !== undefined && r.principal === principal);
       const watcher: Watcher = { principal, sink, seen: new Map(owned.map((r) => [r.id, ""])) };
       for (const r of owned) {
@@ -167,7 +195,12 @@ export function createTaskWatches({ store, load, backstopMs, pollMs }: TaskWatch
       return {
         taskIds,
         begin: () => {
-          for (const id of taskIds) refresh(id);
+          for (const r of owned) {
+            // The acknowledging read is the task as it is unless a notice (or a reconnect) came
+            // since it began, a frame went out already, or a read of it is under way.
+            if (unchanged(r.id) && watcher.seen.get(r.id) === "" && !reading.has(r.id)) send(watcher, r.id, r);
+            else refresh(r.id);
+          }
         },
         close: () => drop(watcher),
       };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore, createRuntime, type FeedListener, type GetTaskResult, type Runtime, type Store } from "mcp-yield";
+import { TASK_FEED } from "../../src/tasks/record/task-feed.js";
 import { closedAfterEach } from "../support/instances.js";
 import { testKey } from "../support/keys.js";
 import { TASKS, twoAsks } from "../support/listen.js";
@@ -70,6 +71,68 @@ describe.each(kinds)("watching tasks on $name", ({ name, make }) => {
     const last = watched.frames.at(-1)!.task;
     expect(last.status).toBe("completed");
     expect(last).toEqual(await b.getTask({ taskId }, caps));
+  });
+
+  /** `store` with its reads of `taskId`'s record counted, and each answered through `hold` once armed. */
+  const counted = (store: Store, taskId: () => string) => {
+    const seen = { reads: 0, hold: undefined as undefined | ((value: string | undefined) => Promise<string | undefined>) };
+    const proxy: Store = new Proxy(store, {
+      get: (target, p) =>
+        p === "get"
+          ? async (key: string) => {
+              const value = await target.get(key);
+              if (!key.includes(taskId())) return value;
+              seen.reads++;
+              return seen.hold === undefined ? value : seen.hold(value);
+            }
+          : target[p as keyof Store],
+    });
+    return { proxy, seen };
+  };
+  /** Store reads of the task from a watch's start to its first frame. */
+  const readsToFirstFrame = async (runtime: Runtime, taskId: string, seen: { reads: number }) => {
+    const before = seen.reads;
+    const watched = await watch(runtime, [taskId]);
+    await expect.poll(() => watched.frames.length).toBe(1);
+    watched.handle.close();
+    return seen.reads - before;
+  };
+
+  /** A task started on instance A, watched on B whose store reads of it are counted, once B's feed is up. */
+  const watchedWithFeedUp = async () => {
+    const a = instance(await connect());
+    let id = "";
+    const { proxy, seen } = counted(await connect(), () => id);
+    const b = instance(proxy);
+    id = await start(a);
+    // The first watch brings the feed up; from then on one read, not a second one at begin().
+    await expect.poll(() => readsToFirstFrame(b, id, seen), { timeout: 5_000 }).toBe(1);
+    return { a, b, id, proxy, seen };
+  };
+
+  it("with the feed up, a watch reads each task once: the acknowledging read is its first frame", async () => {
+    const { seen } = await watchedWithFeedUp();
+    expect(seen.reads).toBeLessThanOrEqual(4);
+  });
+
+  it("a change heard while the acknowledging read is under way is read again: the first frame is not stale", async () => {
+    const { a, b, id, proxy, seen } = await watchedWithFeedUp();
+    // B's acknowledging read returns the record from before A's change, and only once B has
+    // heard of that change: it must read the task again rather than start from the stale read.
+    let heard!: () => void;
+    const notice = new Promise<void>((resolve) => (heard = resolve));
+    const feed = await proxy.listen!(TASK_FEED, { message: (m) => m.includes(id) && heard(), reset: () => {} });
+    expect(feed).toBeDefined();
+    open.push(feed!);
+    seen.hold = async (stale) => {
+      seen.hold = undefined;
+      await a.updateTask({ taskId: id, inputResponses: answer("a") }, caps);
+      await notice;
+      return stale;
+    };
+    const watched = await watch(b, [id]);
+    await expect.poll(() => watched.frames.at(-1)?.task, { timeout: 3_000 }).toMatchObject({ inputRequests: { b: expect.anything() } });
+    expect(watched.frames.map((f) => Object.keys((f.task as { inputRequests: object }).inputRequests))).not.toContainEqual(["a"]);
   });
 
   it("acknowledges only the principal's own tasks", async () => {
