@@ -23,10 +23,14 @@ export interface LiveCall {
 }
 
 /**
- * A suspended call's cost besides its state, measured (test/system/memory.test.ts): plan_trip suspended
- * at its third ask through the SDK retains about 6 KiB with a 620-byte state (docs/replay.md "Live calls").
+ * A suspended call's cost besides its state, measured on calls counted as held (a later round
+ * resumed them): the bench's counting tool held at its third ask retains 2.0–2.1 KiB of heap with
+ * a 410-byte state (400, 2,000 and 5,000 held), of which the state twice is 0.8 KiB; plan_trip
+ * through the SDK, bench/heap.ts (docs/replay.md "Live calls"). Charged with some margin: the
+ * earlier 5 KiB, measured dividing by calls that were mostly no longer held, let the byte bound
+ * hold 2,850 such calls where 16 MiB holds 7,000.
  */
-export const LIVE_CALL_OVERHEAD_BYTES = 5 * 1024;
+export const LIVE_CALL_OVERHEAD_BYTES = 1536;
 
 /** What one entry is charged against the byte budget: the overhead plus its state, twice (token and journal). */
 export const liveCallBytes = (token: string): number => LIVE_CALL_OVERHEAD_BYTES + 2 * token.length;
@@ -51,15 +55,28 @@ const MIN_IDLE = 1;
  */
 const INITIAL_IDLE_PARKS = 8;
 /**
- * How many generators that went as idle are remembered at a time, to notice a bound that is too
- * short — of a sample of calls (see `sampled`). Remembering every one (up to 1,024) cost three
- * instances without affinity at R = 10 more than it should: paired fresh processes against the
- * earlier rule, 8 sets each, 1.017 remembering every one, 0.966 remembering none, 0.993 this
- * sample (each finished call leaves two such generators there; the ghosts' strings and tables
- * most likely churned the heap). A bound too short evicts many generators, so a sample still
- * sees one come back soon.
+ * The idle bound's cap in parks, per call the count holds. A call whose rounds come back after
+ * more parks than the count holds calls is one of more calls interleaved than can all be held:
+ * those held keep their turn (see `keepHeld`), and the cap must let them wait that long — at
+ * `maxCalls` itself, 20,000 ten-round calls in flight on the default 10,000 resumed none of
+ * their rounds (every held generator went as idle just before its round came), where 10,000 in
+ * flight resumed 68 %. A client that comes back late raises the bound only until 64 more resumes
+ * set it again (`resumedAfter`); the cap bounds even that.
  */
-const GHOSTS = 128;
+const IDLE_CAP_PER_CALL = 16;
+/**
+ * Slots of the table of generators that went as idle, to notice a bound that is too short — of
+ * a sample of calls (see `sampled`): direct-mapped by the call id's hash, a newer ghost taking an
+ * older one's slot. Typed arrays, no strings: remembering every call in a Map (up to 1,024) cost
+ * three instances without affinity at R = 10 more than it should (paired fresh processes, 8 sets
+ * each: 1.017 against 0.966 remembering none; the keys and the Map's storage churned the heap).
+ * Before this table, 128 ghosts were kept in a Map cleared whenever it filled: with more than
+ * about 1,000 calls interleaved on an instance (one in eight sampled), every remembered ghost
+ * was forgotten before its call came back, the bound never rose past its first 8 parks, and the
+ * live path held 9 generators of 1,100 or of 100,000 calls in flight. With 4,096 slots a cycle
+ * of 5,000 interleaved calls keeps ≈ 86 % of its ≈ 625 ghosts; one coming back is enough.
+ */
+const GHOST_SLOTS = 4096;
 
 /**
  * Whether call `group`'s generators are among those remembered when they go as idle: one call
@@ -98,14 +115,17 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   private idleLimit: number;
   /**
    * Calls (their ids' `tailHash`) whose generator was evicted as idle, with when it was parked (a sample:
-   * see GHOSTS and `remember`). A round that comes back for one of them came after a wait the bound
+   * see GHOST_SLOTS and `remember`). A round that comes back for one of them came after a wait the bound
    * did not allow — one set while rounds came back fast (a test client, a burst), or the initial
    * one — and no resume would ever set it again if every such generator went first: that wait
    * raises the bound at once (and counts as a resume's). A call that never comes back leaves
    * the bound as it is (an earlier design doubled it after every 64 idle evictions without a
    * resume, so an instance that never sees a call twice came to hold its full count again).
+   * Made on the first idle eviction; `ghosts` counts the slots set.
    */
-  private readonly ghosts = new Map<number, number>();
+  private ghostKeys: Int32Array | undefined;
+  private ghostSince: Float64Array | undefined;
+  private ghosts = 0;
   /**
    * Eviction order, oldest first in each: "cold" entries — made by a round this instance had to
    * replay (no sign that the call's rounds come back here) — go before "warm" ones, made by a
@@ -128,6 +148,12 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    */
   private peekedToken: string | undefined;
   private peekedEntry: Held<T> | undefined;
+  /**
+   * At the bounds, whether those held stay and the newcomer goes (counted in parks: rounds of
+   * interleaved calls, which come back in about the order they parked) or the oldest go (on an
+   * idle clock: the tasks engine's parked tasks, whose sleeps and waits end in no such order).
+   */
+  private readonly keepHeld: boolean;
 
   /**
    * `now` is the clock of expiry (the tokens' own, epoch milliseconds). `idleNow`, if given,
@@ -146,19 +172,18 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
    *
    * `maxIdle` caps the idle bound, whatever waits were seen: the waits are the clients' to
    * choose (a client that comes back late raises the bound at once, see `cameBack`), the cap
-   * the server's. Counted in parks it defaults to `maxCalls`: with the count bound full, an
-   * entry goes after about that many parks anyway, so a longer bound would only keep idle
-   * generators — and what they hold — while the instance is below its count. On an idle clock
-   * there is no default cap (its units are the caller's).
+   * the server's. Counted in parks it defaults to IDLE_CAP_PER_CALL × `maxCalls`. On an idle
+   * clock there is no default cap (its units are the caller's).
    */
   constructor(
     private readonly maxCalls: number,
     private readonly maxBytes: number,
     private readonly now: () => number = Date.now,
     private readonly idleNow?: () => number,
-    private readonly maxIdle: number = idleNow === undefined ? Math.max(INITIAL_IDLE_PARKS, maxCalls) : Number.POSITIVE_INFINITY,
+    private readonly maxIdle: number = idleNow === undefined ? Math.max(INITIAL_IDLE_PARKS, IDLE_CAP_PER_CALL * maxCalls) : Number.POSITIVE_INFINITY,
   ) {
     this.idleLimit = idleNow === undefined ? Math.min(INITIAL_IDLE_PARKS, maxIdle) : maxIdle;
+    this.keepHeld = idleNow === undefined;
   }
 
   /**
@@ -182,24 +207,49 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     }
     this.parks++;
     const idleAt = this.idleAt();
+    // The two orders one after the other, written out (this runs on every park: no array of them per call).
+    const now = this.now();
+    this.evictStale(this.cold, now, idleAt);
+    this.evictStale(this.warm, now, idleAt);
+    if (this.keepHeld) {
+      // At the bounds a warm newcomer displaces cold entries, oldest first; otherwise the
+      // newcomer is not held. Its round comes last of all those held (calls come back in about
+      // the order they parked), so the held ones keep their turn: evicting the oldest instead —
+      // the one whose round comes next — held none that was ever resumed once more calls were
+      // interleaved than the bounds hold (5,000 four-round calls in turn: 0 of 15,000 later
+      // rounds resumed). Held generators of calls that went elsewhere or were abandoned go by
+      // the idle bound.
+      if (!this.fits(bytes) && warm) this.evictColdFor(bytes);
+      if (!this.fits(bytes)) return;
+    }
     const held: Held<T> = { key, token, call, expiresAt, bytes, group, groupKey, heldSince: idleAt };
     this.calls.set(key, token, held);
     if (group !== undefined) this.groups.set(groupKey, group, held);
     (warm ? this.warm : this.cold).push(held, this.calls.size);
     this.used += bytes;
-    this.evict(this.now(), idleAt);
+    if (!this.keepHeld) {
+      this.evictOverBounds(this.cold);
+      this.evictOverBounds(this.warm);
+    }
   }
 
-  /**
-   * Expired entries out, and entries idle past the time resumed ones waited (see `waits`); then
-   * — past the bounds — cold entries before warm ones, oldest first.
-   */
-  private evict(now: number, idleAt: number): void {
-    // The two orders one after the other, written out (this runs on every park: no array of them per call).
-    this.evictStale(this.cold, now, idleAt);
-    this.evictStale(this.warm, now, idleAt);
-    this.evictOverBounds(this.cold);
-    this.evictOverBounds(this.warm);
+  /** Past the bounds (on an idle clock: see `keepHeld`), entries of one order out, oldest first. */
+  private evictOverBounds(order: ArrivalQueue<Held<T>>): void {
+    while (this.calls.size > this.maxCalls || this.used > this.maxBytes) {
+      const held = order.oldest();
+      if (held === undefined) return;
+      this.removeHeld(held);
+    }
+  }
+
+  /** Whether one more entry of `bytes` is within both bounds. */
+  private fits(bytes: number): boolean {
+    return this.calls.size < this.maxCalls && this.used + bytes <= this.maxBytes;
+  }
+
+  /** Cold entries out, oldest first, until an entry of `bytes` fits (or none is left). */
+  private evictColdFor(bytes: number): void {
+    for (let held = this.cold.oldest(); held !== undefined && !this.fits(bytes); held = this.cold.oldest()) this.removeHeld(held);
   }
 
   /** Expired and idle entries out of one order (insertion order is both expiry order, one TTL, and age order). */
@@ -210,14 +260,6 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
         if (held.group !== undefined && sampled(held.group)) this.remember(held.groupKey, held.heldSince);
         this.removeHeld(held);
       } else break;
-    }
-  }
-
-  private evictOverBounds(order: ArrivalQueue<Held<T>>): void {
-    while (this.calls.size > this.maxCalls || this.used > this.maxBytes) {
-      const held = order.oldest();
-      if (held === undefined) return;
-      this.removeHeld(held);
     }
   }
 
@@ -274,7 +316,7 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
     const entry = this.groups.size === 0 ? undefined : this.groups.get(tailHash(group), group);
     if (entry === undefined) {
       // Only a sampled call can have gone as idle and been remembered: no lookup for the rest.
-      if (this.ghosts.size !== 0 && sampled(group)) this.cameBack(group);
+      if (this.ghosts !== 0 && sampled(group)) this.cameBack(group);
       return undefined;
     }
     const { call, heldSince } = entry;
@@ -291,23 +333,29 @@ export class LiveCalls<T extends { owner: object } = LiveCall> {
   }
 
   /**
-   * Call `group`'s generator went as idle, parked at `heldSince`: remembered. Past GHOSTS all are
-   * forgotten at once (a missed sign only delays raising the bound to the next one): deleting the
-   * oldest through `keys().next()` walks the holes earlier deletes left at the front of V8's
-   * table, and cost 4.8 µs per call (three-round calls on four instances, which never come back).
+   * Call `group`'s generator went as idle, parked at `heldSince`: remembered in its slot, over
+   * whichever ghost had it (a missed sign only delays raising the bound to the next one).
    */
   private remember(groupKey: number, heldSince: number): void {
-    if (this.ghosts.size >= GHOSTS) this.ghosts.clear();
-    this.ghosts.set(groupKey, heldSince);
+    if (this.ghostKeys === undefined || this.ghostSince === undefined) {
+      this.ghostKeys = new Int32Array(GHOST_SLOTS);
+      this.ghostSince = new Float64Array(GHOST_SLOTS).fill(Number.NaN);
+    }
+    const slot = groupKey & (GHOST_SLOTS - 1);
+    if (Number.isNaN(this.ghostSince[slot]!)) this.ghosts++;
+    this.ghostKeys[slot] = groupKey;
+    this.ghostSince[slot] = heldSince;
   }
 
   /** A round of call `group` came, and none of its generators is held: if one went as idle, the bound was too short for its wait. */
   private cameBack(group: string): void {
     // By the id's hash (no string kept): two ids sharing one would only raise the bound early.
     const groupKey = tailHash(group);
-    const heldSince = this.ghosts.get(groupKey);
-    if (heldSince === undefined) return;
-    this.ghosts.delete(groupKey);
+    const slot = groupKey & (GHOST_SLOTS - 1);
+    const heldSince = this.ghostSince![slot]!;
+    if (Number.isNaN(heldSince) || this.ghostKeys![slot] !== groupKey) return;
+    this.ghostSince![slot] = Number.NaN;
+    this.ghosts--;
     const waited = this.idleAt() - heldSince;
     this.idleLimit = Math.min(this.maxIdle, Math.max(this.idleLimit, IDLE_FACTOR * waited));
     this.resumedAfter(waited);

@@ -47,7 +47,7 @@ export interface RuntimeOptions {
   /**
    * How many suspended generators this instance keeps so the next round of a call can resume
    * instead of replaying (a pure speed-up: any round can always replay from the state).
-   * Default 1000; 0 turns it off.
+   * Default 10,000 (`liveCallBytes` bounds them first for most tools); 0 turns it off.
    */
   liveCalls?: number;
   /**
@@ -169,6 +169,12 @@ export function resolveTaskOptions(given: TaskOptions = {}): Required<TaskOption
   };
 }
 
+/**
+ * Suspended generators an instance keeps by default: more than the default byte bound holds of a
+ * small tool's calls (≈ 2.3 KiB charged each, 7,000 in 16 MiB), so bytes bound them first.
+ */
+export const DEFAULT_LIVE_CALLS = 10_000;
+
 /** Every default `createRuntime` applies, resolved in one place (each checked; a bad one throws at construction). */
 export function resolveRuntimeOptions(options: RuntimeOptions, stateLifetimeMs: number) {
   const tasks = resolveTaskOptions(options.tasks);
@@ -177,7 +183,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions, stateLifetimeMs: 
     tasks,
     clock: options.clock ?? Date.now,
     onError: options.onError ?? logError,
-    liveCalls: integerOption("liveCalls", options.liveCalls, 1000, 0),
+    liveCalls: integerOption("liveCalls", options.liveCalls, DEFAULT_LIVE_CALLS, 0),
     liveCallBytes: integerOption("liveCallBytes", options.liveCallBytes, 16 * 1024 * 1024, 0),
     maxStoreBytesPerPrincipal: integerOption("maxStoreBytesPerPrincipal", options.maxStoreBytesPerPrincipal, 16 * 1024 * 1024, 0),
     /** What principal shares count over: the longest life of what is counted, a task or a spilled journal (the state's, and the skew margin). */

@@ -5,6 +5,7 @@ import { createRuntime, type ErrorInfo, type Runtime, type RuntimeOptions } from
 import { createMemoryStore } from "../store/index.js";
 import { StepFailedError } from "../authoring/effects.js";
 import { refusalIn } from "../replay/answers.js";
+import { DEFAULT_LIVE_CALLS } from "../runtime/options.js";
 import { followTask, noAnswer, type ScriptedSignals, type SimulatedTask, type SimulatedWorld, withFailingSteps } from "./simulate-task.js";
 import type { CallToolResult, ClientCapabilities, CreateMessageResult, ElicitResult, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, ReadResourceResult } from "../wire/index.js";
 
@@ -220,7 +221,7 @@ export async function simulate<D extends ToolDefinition | PromptDefinition | Res
             spillBytes: 2 ** 31,
             signals: { baseUrl: SIMULATED_SIGNAL_BASE },
             ...options.runtimeOptions,
-            liveCalls: paths === "replay" ? 0 : (options.runtimeOptions?.liveCalls ?? 1000),
+            liveCalls: paths === "replay" ? 0 : (options.runtimeOptions?.liveCalls ?? DEFAULT_LIVE_CALLS),
             verifyReplay: paths === "both" || options.runtimeOptions?.verifyReplay === true,
             onError: (error, info) => {
               errors.push({ error, info });

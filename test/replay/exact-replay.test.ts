@@ -406,11 +406,12 @@ describe("edges", () => {
     const calls = new LiveCalls(100, 3 * liveCallBytes("t".repeat(100)), () => now);
     const owner = {};
     for (let i = 0; i < 5; i++) calls.put(`${i}`.repeat(100), entry(owner), 2000);
-    expect(calls.size).toBe(3); // the byte budget holds three: the two oldest were dropped
+    expect(calls.size).toBe(3); // the byte budget holds three: the two newest were not held
     expect(calls.bytes).toBeLessThanOrEqual(3 * liveCallBytes("t".repeat(100)));
-    expect(calls.take("0".repeat(100), owner)).toBeUndefined();
-    now = 2000; // the states have expired
     expect(calls.take("4".repeat(100), owner)).toBeUndefined();
+    expect(calls.take("0".repeat(100), owner)).toBeDefined(); // held ones keep their turn
+    now = 2000; // the states have expired
+    expect(calls.take("1".repeat(100), owner)).toBeUndefined();
     // A runtime whose budget holds nothing still completes every call, by replaying.
     let runs = 0;
     const t = tool({
@@ -429,7 +430,7 @@ describe("edges", () => {
     expect(runs).toBe(3); // replayed from the top each round
   });
 
-  it("at the bound, generators no round came back for (cold) are evicted before those whose rounds come back (warm)", () => {
+  it("at the bound, a warm newcomer displaces cold generators (no round came back for them); otherwise those held keep their turn", () => {
     const entry = (owner: object) => ({
       owner,
       suspended: {} as never,
@@ -443,14 +444,15 @@ describe("edges", () => {
     calls.put(token("a"), entry(owner), 2000, "A", false);
     calls.put(token("b"), entry(owner), 2000, "B", true);
     calls.put(token("c"), entry(owner), 2000, "C", false);
-    calls.put(token("d"), entry(owner), 2000, "D", true); // full: the oldest cold one (a) goes, not b
+    calls.put(token("d"), entry(owner), 2000, "D", true); // full: warm d displaces the oldest cold one (a), not b
     expect([..."abcd"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([false, true, true, true]);
-    calls.put(token("e"), entry(owner), 2000, "E", false); // c, cold, goes before the older warm b
-    expect([..."bcde"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([true, false, true, true]);
-    calls.put(token("f"), entry(owner), 2000, "F", true); // e is the only cold one left
-    expect([..."bdef"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([true, true, false, true]);
-    calls.put(token("g"), entry(owner), 2000, "G", true); // all warm: the oldest, b
-    expect([..."bdfg"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([false, true, true, true]);
+    calls.put(token("e"), entry(owner), 2000, "E", false); // a cold newcomer is not held
+    expect([..."bcde"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([true, true, true, false]);
+    calls.put(token("f"), entry(owner), 2000, "F", true); // c is the only cold one: it goes
+    expect([..."bcdf"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([true, false, true, true]);
+    calls.put(token("g"), entry(owner), 2000, "G", true); // all warm: the newcomer is not held
+    expect([..."bdfg"].map((c) => calls.peek(token(c)) !== undefined)).toEqual([true, true, true, false]);
+    expect(calls.size).toBe(3);
   });
 
   it("once resumes have been seen, a generator idle for four times the longest recent wait is evicted (its call went elsewhere)", () => {
@@ -596,25 +598,25 @@ describe("edges", () => {
 
   it("a client that comes back late cannot raise the idle bound past the server's cap", () => {
     const owner = {};
-    // Count bound 100: the cap defaults to 100 parks.
+    // Count bound 100: the cap defaults to 16 × 100 = 1,600 parks.
     const calls = new LiveCalls(100, 1 << 30, () => 1000);
     // Parks that hold nothing new: one call's newer rounds replace its older generator (no resume).
     let n = 0;
     const parks = (count: number) => {
       for (let i = 0; i < count; i++) calls.put(`${n++}`.padStart(40, "f"), entry(owner), 1e9, "one-call");
     };
-    // A sampled call (its id ends in 0) parks, goes as idle, and comes back 5,000 parks later:
-    // uncapped, that raises the bound to 4 × 5,000 parks.
+    // A sampled call (its id ends in 0) parks, goes as idle, and comes back 50,000 parks later:
+    // uncapped, that raises the bound to 4 × 50,000 parks.
     calls.put("g".repeat(40), entry(owner), 1e9, "late0");
-    parks(5000);
+    parks(50_000);
     expect(calls.takeEarlier("late0", owner, () => true)).toBeUndefined();
-    // Within the cap a generator stays: 90 parks later it is resumed.
+    // Within the cap a generator stays: 1,500 parks later it is resumed.
     calls.put("k".repeat(40), entry(owner), 1e9, "held");
-    parks(90);
+    parks(1500);
     expect(calls.takeEarlier("held", owner, () => true)).toBeDefined();
     // Past it, it goes, though the instance is far below its count (two entries held).
     calls.put("h".repeat(40), entry(owner), 1e9, "idle");
-    parks(150);
+    parks(1700);
     expect(calls.size).toBeLessThanOrEqual(2);
     expect(calls.takeEarlier("idle", owner, () => true)).toBeUndefined();
   });

@@ -10,7 +10,7 @@ describe("runtime options", () => {
   it("fill in the documented defaults", () => {
     const resolved = resolveRuntimeOptions({ state: { keys: [testKey()] } }, 600_000);
     expect(resolved).toMatchObject({
-      liveCalls: 1000,
+      liveCalls: 10_000,
       liveCallBytes: 16 * 1024 * 1024,
       maxStoreBytesPerPrincipal: 16 * 1024 * 1024,
       spillBytes: 16 * 1024,
