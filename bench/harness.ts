@@ -39,6 +39,16 @@ import { median } from "./median.js";
 
 export { median };
 
+/**
+ * `npm run bench -- --quick`: the headline ratios in about two minutes, for a contributor before
+ * a commit — one fresh run of 9 rounds of batches per set instead of five of 31, the set's
+ * processes warmed on both CPUs and pinned to one only to be measured, an unstable set flagged
+ * but not measured again. Warm-ups are not shortened: capped at 1.5 s of CPU, the generator was
+ * measured cold (live a/b at R = 3 read 5.8). Every output says it was quick; its figures are
+ * not the targets' (a full run's are).
+ */
+export const QUICK = process.argv.includes("--quick");
+
 const procFile = fileURLToPath(new URL("./proc.js", import.meta.url));
 
 /**
@@ -76,14 +86,24 @@ function pinnedCpu(): number | undefined {
   return undefined;
 }
 
-/** A variant process: `proc.js factory args`, on the pinned CPU when there is one. */
+/**
+ * A variant process: `proc.js factory args`, on the pinned CPU when there is one — in a quick
+ * run only from the end of its warm-up (`pinAfterWarm`): the set's processes warm on both CPUs.
+ */
 function startVariant(v: VariantSpec): ChildProcess {
   const stdio: ["ignore", "inherit", "inherit", "ipc"] = ["ignore", "inherit", "inherit", "ipc"];
   const args = [v.factory, JSON.stringify(v.args)];
   const file = v.procFile ?? procFile;
   // taskset execs node in place: the IPC channel (an inherited descriptor) reaches it unchanged.
-  if (PINNED_CPU !== undefined) return fork(file, args, { stdio, execPath: "taskset", execArgv: ["-c", String(PINNED_CPU), process.execPath, ...V8_FLAGS] });
+  if (PINNED_CPU !== undefined && !QUICK) return fork(file, args, { stdio, execPath: "taskset", execArgv: ["-c", String(PINNED_CPU), process.execPath, ...V8_FLAGS] });
   return fork(file, args, { stdio, execArgv: V8_FLAGS });
+}
+
+/** A quick run's variant process, warm, onto the pinned CPU with all its threads before it is measured. */
+function pinAfterWarm(child: ChildProcess): void {
+  if (!QUICK || PINNED_CPU === undefined || child.pid === undefined) return;
+  const pinned = spawnSync("taskset", ["-a", "-p", "-c", String(PINNED_CPU), String(child.pid)], { stdio: "ignore" });
+  if (pinned.status !== 0) throw new Error(`bench: could not pin variant process ${child.pid} to CPU ${PINNED_CPU} (${pinned.error?.message ?? `exit ${pinned.status}`})`);
 }
 
 function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
@@ -101,7 +121,7 @@ function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
 
 /** One run: fresh processes, warmed together, then `rounds` rounds of alternating batches. */
 export async function sample(variants: VariantSpec[], options: { rounds?: number; batchMs?: number } = {}): Promise<Sampled> {
-  const rounds = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? 31);
+  const rounds = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? (QUICK ? 9 : 31));
   const batchMs = options.batchMs ?? Number(process.env.BENCH_BATCH_MS ?? 30);
   const children = variants.map(startVariant);
   try {
@@ -116,6 +136,7 @@ export async function sample(variants: VariantSpec[], options: { rounds?: number
     );
     // Warmed all at once (counted in CPU time, so sharing a core does not change when a process is warm).
     const ops = await Promise.all(children.map((c, i) => ask<number>(c, { type: "warm", batchMs, minOps: variants[i]!.warmOps ?? 0 })));
+    for (const c of children) pinAfterWarm(c);
     const samples: number[][] = [];
     const wall: number[][] = [];
     for (let r = 0; r < rounds; r++) {
@@ -176,8 +197,8 @@ export const UNSTABLE_LEVEL = 1.5;
  * `runs` fresh runs; `summarize` turns each into figures; per figure, the median across runs
  * (kept in `spreads` with its min and max). When a variant's own cost level moved more than
  * 1.5× between fresh runs — the machine changed under the measurement, so its ratios do not
- * describe one machine — the set is measured again once; if it moves again it is reported in
- * `unstable` rather than trusted silently.
+ * describe one machine — the set is measured again once (never in a quick run); if it moves
+ * again it is reported in `unstable` rather than trusted silently.
  */
 export async function repeated<T extends Record<string, number>>(runs: number, variants: VariantSpec[], summarize: (s: Sampled) => T, options?: { rounds?: number; batchMs?: number }): Promise<T> {
   const set = variants.map((v) => `${v.name}(${v.args.join(",")})`).join(" ");
@@ -190,7 +211,7 @@ export async function repeated<T extends Record<string, number>>(runs: number, v
       for (const v of variants) levels.get(v.name)!.push(cost(sampled, v.name));
     }
     const moved = [...levels].filter(([, xs]) => Math.max(...xs) / Math.min(...xs) > UNSTABLE_LEVEL);
-    if (moved.length > 0 && attempt === 0) {
+    if (moved.length > 0 && attempt === 0 && !QUICK) {
       process.stderr.write(`  unstable (${moved.map(([n, xs]) => `${n} ${(Math.max(...xs) / Math.min(...xs)).toFixed(2)}×`).join(", ")}): measuring ${set} again\n`);
       continue;
     }

@@ -32,7 +32,7 @@ const variants: Variant[] = [
     { name: "b", factory: "handWritten", args: [rounds], rounds },
     { name: "f", factory: "replayFloor", args: [rounds], rounds },
   ]),
-  { name: "a-live", factory: "generator", args: [30, 1000], rounds: 30 },
+  { name: "a-live", factory: "generator", args: [30, null], rounds: 30 },
   { name: "b2", factory: "handWrittenAll", args: [30], rounds: 30 },
 ];
 

@@ -20,7 +20,7 @@ const lines = [
   ...(redis
     ? [
         "",
-        `Redis: ${redis.operationsPerRequest.toFixed(2)} store operations per request (a round without a step: one); the store's CPU per round, ${f(redis.storeCpuUsPerRound)} µs, is ${redis.vsRawRoundTrip.toFixed(2)}× a bare-socket round trip's ${f(redis.rawRoundTripCpuUs)} µs measured in the same run.`,
+        `Redis: ${redis.operationsPerRequest.toFixed(2)} store operations per request (a round without a step: one); the store's CPU per round, ${f(redis.storeCpuUsPerRound)} µs, is ${redis.vsRawRoundTrip.toFixed(2)}× a bare-socket round trip's ${f(redis.rawRoundTripCpuUs)} µs measured in the same run (${redis.vsRawRoundTripPerOperation.toFixed(2)}× per store operation).`,
       ]
     : []),
 ];

@@ -24,18 +24,18 @@ async function wholeCall(call: Call, rounds: number): Promise<() => Promise<numb
   return () => driveCall(call, rounds);
 }
 
-/** (a) The generator through the runtime: `liveCalls` 1000 (resumes) or 0 (replays every round, as on another instance). */
-export function generator(rounds: number, liveCalls = 1000) {
-  const runtime = createRuntime({ state: { keys }, liveCalls });
+/** (a) The generator through the runtime: the default `liveCalls` (`null`: resumes) or 0 (replays every round, as on another instance). */
+export function generator(rounds: number, liveCalls: number | null = null) {
+  const runtime = createRuntime({ state: { keys }, ...(liveCalls === null ? {} : { liveCalls }) });
   return wholeCall((p) => runtime.callTool(countGenerator, p, info), rounds);
 }
 
 /**
  * (a) on three instances without affinity: each request goes to the next instance in turn, as a
- * round-robin load balancer sends it (`liveCalls` as given: the default 1000, or 0).
+ * round-robin load balancer sends it (`liveCalls` as given: `null` for the default, or 0).
  */
-export function generatorThreeInstances(rounds: number, liveCalls = 1000) {
-  const runtimes = [0, 1, 2].map(() => createRuntime({ state: { keys }, liveCalls }));
+export function generatorThreeInstances(rounds: number, liveCalls: number | null = null) {
+  const runtimes = [0, 1, 2].map(() => createRuntime({ state: { keys }, ...(liveCalls === null ? {} : { liveCalls }) }));
   let next = 0;
   return wholeCall((p) => runtimes[next++ % 3]!.callTool(countGenerator, p, info), rounds);
 }
