@@ -25,7 +25,7 @@ import { createRunEnds, Stop } from "./run-end.js";
 // 2. A step's result is in the store before the code goes on; a write of progress is retried
 //    through store failures until it lands or another run holds the task (past the lease's end
 //    too: the write is fenced), so a failed write never loses a step nobody else ran.
-// 3. A step never begins without the run knowing it still holds the task for a quarter lease.
+// 3. A step never begins without the run knowing it still holds the task for half a lease.
 // 4. Every run ends with an outcome written, a parked state, or the task left to the lease's
 //    end (a store that does not answer): never in between.
 
@@ -187,10 +187,13 @@ export function createTaskRuns(parts: RunParts) {
         },
         beforeStep: async () => {
           if (stop) throw stop;
-          // Heartbeats keep over a quarter of the lease ahead; less means they could not run (a
-          // long synchronous step, a paused process, a slow store) and a successor may already
-          // hold the task. Renew — conditionally on still holding it — before starting a step.
-          if (heldFor() >= leaseMs / 4) return;
+          // A step's result must be written before the lease ends, or a successor runs the step
+          // again: with less than half the lease ahead (heartbeats renew below that, so they
+          // could not run — a long synchronous step, a paused process, a slow store — or are
+          // about to), renew first, conditionally on still holding the task. A quarter was too
+          // little on a loaded 2-core machine: a run began a step with 76 ms of a 300 ms lease
+          // left and its successor ran the step again 76 ms later (the fault suite, in CI).
+          if (heldFor() >= leaseMs / 2) return;
           await persistOwned((r) => transition.renew(r, holder, lease(run)), false);
         },
       },
