@@ -23,13 +23,15 @@ function instance(store: Store, clock: () => number, leaseMs: number): Runtime {
   return runtime;
 }
 
-async function until<T>(what: () => Promise<T | undefined>, tries = 400): Promise<T> {
+/** `what()` until it gives a value, `tries` times 10 ms apart; on giving up, says what `seen()` last was. */
+async function until<T>(what: () => Promise<T | undefined>, tries = 400, seen: () => unknown = () => undefined): Promise<T> {
+  const started = Date.now();
   for (let i = 0; i < tries; i++) {
     const got = await what();
     if (got !== undefined) return got;
     await new Promise((r) => setTimeout(r, 10));
   }
-  throw new Error("the condition was not reached within 4 s");
+  throw new Error(`the condition was not reached in ${tries} tries (${Date.now() - started} ms); last seen: ${JSON.stringify(seen())}`);
 }
 
 const statusOf = async (r: Runtime, taskId: string) => (await r.getTask({ taskId }, info)) as unknown as { status: string; result?: { content: Array<{ text: string }> } };
@@ -100,10 +102,16 @@ describe.skipIf(!redisAvailable)("leases judged on the store's clock (Redis TIME
     first.kill();
     hang = false;
     const killed = Date.now();
-    const done = await until(async () => {
-      const t = await statusOf(behind, taskId);
-      return t.status === "completed" ? t : undefined;
-    }, 600);
+    let last: unknown;
+    const done = await until(
+      async () => {
+        const t = await statusOf(behind, taskId);
+        last = t;
+        return t.status === "completed" ? t : undefined;
+      },
+      600,
+      () => ({ task: last, stepRuns: runs.length }),
+    );
     expect(Date.now() - killed).toBeLessThan(300 + 50 + 1500); // lease + sweep + slack, not an hour
     expect(done.result!.content[0]!.text).toBe("ok");
     expect(runs).toHaveLength(2); // the step in flight at the death runs again…
