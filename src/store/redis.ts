@@ -4,7 +4,7 @@ import { createClient, createCluster } from "redis";
 import { integerOption } from "../util/options.js";
 import { bounded, redact } from "./bounded.js";
 import { checkRedisConfig } from "./redis-config.js";
-import { listenRedis, shardChannels, type SubscriberSource } from "./feed/redis-feed.js";
+import { listenRedis, shardChannels } from "./feed/redis-feed.js";
 import { sharedFeed } from "./feed/shared-feed.js";
 import { type IndexPosition, isAfter, type Store, StoreError } from "./store.js";
 
@@ -131,6 +131,9 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   let owned: { close(): Promise<unknown>; destroy(): unknown; isOpen: boolean } | undefined;
   // The cluster client (the user's or ours): the change feed subscribes on it (feed/redis-feed.ts).
   let clusterClient: unknown = cluster ? options.client : undefined;
+  // Our client (`url`): the feed's subscriber is its duplicate, which shares its class — node-redis
+  // builds one with every module's commands per new set of options (≈ 9 ms of CPU each).
+  let ownClient: { duplicate(overrides: { disableOfflineQueue: boolean }): unknown } | undefined;
   /** Send one command; `key` routes it on a cluster (`undefined`: any node). */
   let send: (key: string | undefined, readonly: boolean, args: string[]) => Promise<unknown>;
   if (options.client !== undefined) {
@@ -164,6 +167,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       throw error;
     });
     owned = made as unknown as NonNullable<typeof owned>;
+    ownClient = made;
     send = (_key, _readonly, args) => made.sendCommand(args, NO_CLIENT_TIMEOUT);
   }
   const service = cluster ? "Redis Cluster" : "Redis";
@@ -245,13 +249,15 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     },
     listen: sharedFeed(async (channel, listener) => {
       const base = feedChannel(channel);
-      if (clusterClient !== undefined) return listenRedis({ cluster: clusterClient }, shardChannels(base, buckets), listener, timeoutMs, warnFeed);
+      if (clusterClient !== undefined) return listenRedis({ cluster: clusterClient }, shardChannels(base, buckets), listener, warnFeed);
       if (options.client !== undefined && typeof (options.client as { duplicate?: unknown }).duplicate !== "function") {
         warnFeed("mcp-yield: the Redis client given to the store has no duplicate(): no change-feed subscriber, tasks are found by polling only (sweepMs)");
         return undefined;
       }
-      const source: SubscriberSource = options.url !== undefined ? { url: options.url } : { duplicate: () => (options.client as unknown as { duplicate(): unknown }).duplicate() };
-      return listenRedis(source, [base], listener, timeoutMs, warnFeed);
+      // A subscriber's commands wait while it reconnects; the store's fail at once.
+      const own = ownClient;
+      const duplicate = own !== undefined ? () => own.duplicate({ disableOfflineQueue: false }) : () => (options.client as unknown as { duplicate(): unknown }).duplicate();
+      return listenRedis({ duplicate }, [base], listener, warnFeed);
     }),
     async set(key, value, ttlMs) {
       await write(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs)]);

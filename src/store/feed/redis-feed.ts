@@ -1,4 +1,3 @@
-import { createClient } from "redis";
 import type { FeedListener, Listening } from "../store.js";
 
 // store/feed/redis-feed.ts owns the Redis store's change-feed listener: on one server a subscriber
@@ -23,8 +22,8 @@ interface Subscriber {
   off?(event: string, handler: (...args: unknown[]) => void): unknown;
 }
 
-/** Where the subscriber connects: a URL or a duplicate of a client the user gave (one server), or the store's cluster client itself. */
-export type SubscriberSource = { url: string } | { duplicate: () => unknown } | { cluster: unknown };
+/** Where the subscriber connects: a duplicate of the store's client (one server: ours or the user's), or the store's cluster client itself. */
+export type SubscriberSource = { duplicate: () => unknown } | { cluster: unknown };
 
 /** A cluster's shard channels of `channel` — one per index bucket, hash-tagged like the buckets' keys. */
 export const shardChannels = (base: string, buckets: number): string[] => Array.from({ length: buckets }, (_, b) => `${base}:{${b}}`);
@@ -33,10 +32,9 @@ export const shardChannels = (base: string, buckets: number): string[] => Array.
  * Listen on `channels` (one on a server, the shard channels on a cluster). Resolves once
  * subscribed; `undefined` (after `warn`) when no subscriber can be opened from the source.
  */
-export async function listenRedis(source: SubscriberSource, channels: string[], listener: FeedListener, timeoutMs: number, warn: (message: string) => void): Promise<Listening | undefined> {
+export async function listenRedis(source: SubscriberSource, channels: string[], listener: FeedListener, warn: (message: string) => void): Promise<Listening | undefined> {
   if ("cluster" in source) return listenCluster(source.cluster as Subscriber, channels, listener, warn);
-  const reconnect = { connectTimeout: timeoutMs, reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 2000) };
-  const sub = ("url" in source ? createClient({ url: source.url, socket: reconnect }) : source.duplicate()) as unknown as Subscriber;
+  const sub = source.duplicate() as unknown as Subscriber;
   // Unheard "error" events would crash the process; a lost subscriber shows as a reset when back.
   sub.on("error", () => {});
   let ready = false;
