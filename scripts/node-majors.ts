@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ensureRuntime, type RuntimeName } from "./runtimes.js";
+import { failedTests } from "./test-report.js";
 
 /**
  * `npm run test:node [22 24] [--all]`: the fast test project (`--all`: every project) under each other supported Node major, from
@@ -50,25 +51,4 @@ if (failures.length > 0) console.error(`\n[test:node] what failed:\n${failures.j
 if (failed.length > 0) {
   console.error(`[test:node] failed on ${failed.join(", ")}`);
   process.exit(1);
-}
-
-/** The failed tests of one run, from vitest's JSON report: file, name and the start of each message. */
-function failedTests(report: string, version: string): string[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(report, "utf8"));
-  } catch (e) {
-    return [`  ${version}: no test report (${(e as Error).message}): vitest itself failed; its output is above`];
-  }
-  type Assertion = { status?: string; fullName?: string; failureMessages?: string[] };
-  type File = { name?: string; status?: string; message?: string; assertionResults?: Assertion[] };
-  const files = (parsed as { testResults?: File[] }).testResults ?? [];
-  const lines: string[] = [];
-  for (const file of files) {
-    const name = (file.name ?? "?").replace(`${process.cwd()}/`, "");
-    const tests = (file.assertionResults ?? []).filter((t) => t.status === "failed");
-    for (const t of tests) lines.push(`  ${version} ${name} > ${t.fullName ?? "?"}\n    ${(t.failureMessages ?? []).join("\n").split("\n").slice(0, 12).join("\n    ")}`);
-    if (tests.length === 0 && file.status === "failed") lines.push(`  ${version} ${name}: ${file.message ?? "failed outside any test"}`);
-  }
-  return lines.length > 0 ? lines : [`  ${version}: no failed test in the report (exit code only); its output is above`];
 }
