@@ -1,18 +1,16 @@
 import { afterAll, describe } from "vitest";
-import type { Store } from "mcp-yield";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { edgeSuite } from "../support/edge-suite.js";
 import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema } from "../support/postgres.js";
-import { prefixedStore } from "../support/prefixed-store.js";
+import { namespaces } from "../support/prefixed-store.js";
 
 // The edges of a call (test/support/edge-suite.ts) on a real PostgreSQL: one pool, its tables
 // made once, each run under a key prefix of its own.
 const schema = testSchema("edges");
-let shared: Promise<Store> | undefined;
-let next = 0;
+const stores = namespaces(() => createPostgresStore({ connectionString: POSTGRES_URL, schema }));
 afterAll(async () => {
-  if (shared) await (await shared).close();
+  await stores.close();
   if (postgresAvailable) await dropSchema(schema);
 });
-if (postgresAvailable) edgeSuite("postgres", async () => prefixedStore(await (shared ??= createPostgresStore({ connectionString: POSTGRES_URL, schema })), `r${next++}:`));
+if (postgresAvailable) edgeSuite("postgres", stores.next);
 else describe.skip("the edges of a call on the postgres store (no PostgreSQL)", () => {});

@@ -1,16 +1,15 @@
 import { afterAll } from "vitest";
-import type { Store } from "mcp-yield";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
 import { pgbouncerAvailable, startPgBouncer } from "./pgbouncer.js";
 import { dropSchema, testSchema } from "./postgres.js";
-import { prefixedStore } from "./prefixed-store.js";
+import { namespaces } from "./prefixed-store.js";
 import { redisClusterAvailable, startRedisCluster } from "./redis-cluster.js";
 
 /**
  * For the fault and edge suites on the stores as users deploy them beyond one server: a fresh,
- * empty namespace of each, per run — on a Redis Cluster (3 masters, 3 replicas; a key prefix per
- * run) and through PgBouncer in transaction mode (one pool, a key prefix per run) — for the ones
+ * empty namespace of each, per run — on a Redis Cluster (3 masters, 3 replicas; one client, a key
+ * prefix per run) and through PgBouncer in transaction mode (one pool, a key prefix per run) — for the ones
  * asked for and present (`undefined` otherwise), stopped and dropped after the file. Await at the
  * top level.
  */
@@ -18,16 +17,17 @@ export async function deployedSuiteStores(name: string, want: { cluster: boolean
   const cluster = want.cluster && redisClusterAvailable ? await startRedisCluster() : undefined;
   const bouncer = want.pgbouncer && pgbouncerAvailable ? await startPgBouncer("transaction") : undefined;
   const schema = testSchema(`${name}_pgb`);
-  let shared: Promise<Store> | undefined;
-  let next = 0;
+  const onCluster = namespaces(() => createRedisStore({ clusterUrls: cluster!.urls, prefix: `${name}:`, onWarning: () => {} }));
+  const throughBouncer = namespaces(() => createPostgresStore({ connectionString: bouncer!.url, schema, onWarning: () => {} }));
   afterAll(async () => {
-    if (shared) await (await shared).close();
+    await onCluster.close();
+    await throughBouncer.close();
     await cluster?.stop();
     await bouncer?.stop();
     if (bouncer) await dropSchema(schema);
   });
   return {
-    cluster: cluster && (() => createRedisStore({ clusterUrls: cluster.urls, prefix: `${name}${next++}:`, onWarning: () => {} })),
-    pgbouncer: bouncer && (async () => prefixedStore(await (shared ??= createPostgresStore({ connectionString: bouncer.url, schema, onWarning: () => {} })), `r${next++}:`)),
+    cluster: cluster && onCluster.next,
+    pgbouncer: bouncer && throughBouncer.next,
   };
 }
