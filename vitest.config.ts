@@ -7,8 +7,10 @@ import LongestFirst from "./test/support/longest-first.js";
 // - faults: test/faults/ — every store operation failed in turn, every way (minutes of waiting), a
 //   project of its own so the fast tests can run alone (on Node 22 and 24 in CI: `npm run test:node`);
 // - system: test/system/ — real processes, real installs, the public conformance suite, heap
-//   measurements. One file at a time and after the others, so on a busy 2-core machine they do
-//   not compete with each other (or with the fast tests) for the CPU their time limits assume.
+//   measurements. After the others, so on a busy 2-core machine they do not compete with the
+//   fast tests and fault suites for the CPU their time limits assume; two files at a time, as
+//   the others run (they wait on processes and servers for about half of their time; the two
+//   that build dist/ take turns: test/support/dist-lock.ts).
 // `npm test` runs all three.
 const SYSTEM = ["test/system/**/*.test.ts"];
 const FAULTS = ["test/faults/**/*.test.ts"];
@@ -25,8 +27,7 @@ export default defineConfig({
     testTimeout: 30_000,
     // Vitest's default on 2 cores is one worker: the fast files then run one after another, most
     // of them waiting (leases, sleeps, real servers) rather than computing. Two overlap the waits
-    // (three starved the fault suites of CPU on a machine losing a fifth of it to steal); the
-    // system project still runs its files one at a time (fileParallelism: false).
+    // (three starved the fault suites of CPU on a machine losing a fifth of it to steal).
     maxWorkers: 2,
     // The longest files first (test/support/longest-first.ts), so both workers end together.
     sequence: { sequencer: LongestFirst },
@@ -37,7 +38,7 @@ export default defineConfig({
       // tests passing). No test mocks a module or stubs a global; each makes its own runtime.
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: [...SYSTEM, ...FAULTS], isolate: false, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: "faults", include: FAULTS, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: "system", include: SYSTEM, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "system", include: SYSTEM, sequence: { groupOrder: 1 } } },
     ],
   },
 });

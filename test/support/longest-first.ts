@@ -7,8 +7,8 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * before any of the faults project's, by file size: the fault suites — the longest files by far,
  * and among the smallest — started last and ran alone for minutes at the end.
  *
- * The files below took 10 s or more each (the CI log, 2026-12-07), longest first; every other
- * file follows in Vitest's order. A file missing here only starts later than it could.
+ * The files below took 10 s or more each (the CI log, 2026-12-07), longest first in each group;
+ * every other file follows in Vitest's order. A file missing here only starts later than it could.
  */
 const LONGEST = [
   "test/faults/faults-deployed.test.ts",
@@ -26,6 +26,15 @@ const LONGEST = [
   "test/store/memory-degrade.test.ts",
   "test/tasks/race.test.ts",
   "test/faults/edges-memory.test.ts",
+  // The system files (a group of their own, after the others).
+  "test/system/task-status.test.ts",
+  "test/system/tasks-cluster.test.ts",
+  "test/system/package.test.ts",
+  "test/system/live-volume.test.ts",
+  "test/system/approve-later.test.ts",
+  "test/system/memory.test.ts",
+  "test/system/conformance.test.ts",
+  "test/system/cluster.test.ts",
 ];
 
 export default class LongestFirst extends BaseSequencer {

@@ -2,13 +2,18 @@ import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDocs } from "../../scripts/docs.js";
 import { htmlTablesToMarkdown } from "../../scripts/markdown-tables.js";
+import { holdDist } from "../support/dist-lock.js";
 
 // `npm run docs`: the API reference from the doc comments; an undocumented export fails CI here.
 const root = fileURLToPath(new URL("../..", import.meta.url));
+// dist/ is this file's until it ends (the package test builds into it too).
+let dist: Awaited<ReturnType<typeof holdDist>> | undefined;
+afterAll(() => dist?.release());
 beforeAll(async () => {
+  dist = await holdDist();
   await promisify(execFile)(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], { cwd: root });
 }, 120_000);
 

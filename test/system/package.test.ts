@@ -9,6 +9,7 @@ import { z } from "zod";
 import { createRuntime, elicit, parseKeyRing, tool as defineTool } from "mcp-yield";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema } from "../support/postgres.js";
+import { holdDist } from "../support/dist-lock.js";
 
 // The package as a user gets it: `npm pack` (prepack builds), installed into a fresh strict
 // TypeScript project that has another zod 4.x than ours, no @modelcontextprotocol/client, and
@@ -115,8 +116,14 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "mcp-yield-consumer-"));
   // Built, then packed without prepack's API reference (test/system/api-docs.test.ts builds and checks
   // that; it adds only markdown under dist/docs, which nothing here reads).
-  await run("npm", ["run", "build"], { cwd: root, timeout: 120_000 });
-  await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], { cwd: root, timeout: 120_000 });
+  // dist/ held meanwhile: the API reference test builds into it too.
+  const dist = await holdDist();
+  try {
+    await run("npm", ["run", "build"], { cwd: root, timeout: 120_000 });
+    await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], { cwd: root, timeout: 120_000 });
+  } finally {
+    await dist.release();
+  }
   const tarball = (await readdir(dir)).find((f) => f.endsWith(".tgz"))!;
   // The README's quickstart and serve snippets, as a user pastes them into an ESM project.
   for (const snippet of ["quickstart", "serve"]) {
