@@ -62,7 +62,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     run: (r) => (sweeper.ensure(), runs.launch(r, undefined)),
     takeOver: async (id) => {
       sweeper.ensure();
-      await sweeper.takeOver(id);
+      if (!runs.isRunning(id)) await sweeper.takeOver(id);
     },
   });
   const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, lack: lacking.mark, timing: { leaseMs, beatMs, graceMs, ttlMs } });
@@ -75,6 +75,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     launch: (r) => void runs.launch(r, undefined),
     cancelled: (id) => runs.finish(id, { status: "cancelled" }),
     lacks: lacking.has,
+    runningHere: runs.isRunning,
     sweepMs,
   });
 
@@ -191,7 +192,8 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       // the same for tasks nobody polls).
       if (!isTerminal(record.status) && record.created + record.ttlMs <= time.now()) record = (await sweeper.outlive(id)) ?? record;
       const due = dueAt(record);
-      if (due !== undefined && due <= time.now()) void sweeper.takeOver(id).catch(() => {});
+      // Not a task whose run is under way here (see the sweeper): its run goes on.
+      if (due !== undefined && due <= time.now() && !runs.isRunning(id)) void sweeper.takeOver(id).catch(() => {});
       return detailedTaskOf(record);
     },
 

@@ -21,6 +21,8 @@ import * as transition from "./record/transitions.js";
 // 4. A task that reaches its lifetime without ending is ended here (`outlive`: failed,
 //    task_lifetime_ended) if no tasks/get did it first, and its outcome stays readable a while.
 // 5. A task past its end of life leaves the list and its indexes, and its record is deleted.
+// 6. A task whose run is under way on this instance is not taken over here, its lease ended or
+//    not: a second run would do the step in flight again (other instances cannot tell, and do).
 
 /**
  * Read the due index again at least this often (a task another instance started, its lease
@@ -48,11 +50,13 @@ export interface SweeperParts {
   cancelled: (id: string) => Promise<unknown>;
   /** Tasks recorded by code this instance lacks (tasks/run/lacking.ts): left to other instances. */
   lacks: (id: string) => boolean;
+  /** A run of the task is under way here: its lease may have ended (a slow write, a starved process), it has not. */
+  runningHere: (id: string) => boolean;
   sweepMs: number;
 }
 
 /** The sweeper of one engine: `takeOver(id)` for one task, `ensure()` starts the timer, `stop()` ends it. */
-export function createSweeper({ store, time, update, peek, newRun, launch, cancelled, lacks, sweepMs }: SweeperParts) {
+export function createSweeper({ store, time, update, peek, newRun, launch, cancelled, lacks, runningHere, sweepMs }: SweeperParts) {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
   // One timer, for the earliest wake this instance knows of (store clock); the later ones wait
@@ -183,8 +187,10 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     // take: code it lacks, another instance's) ends the sweep rather than reading them again.
     for (let batch = 0; ; batch++) {
       const due = await store.due(LEASES, time.now(), DUE_WINDOW);
-      // A batch taken over together: one round trip's wait for the batch, not one per task.
-      const moved = await Promise.all(randomPart(due, DUE_BATCH).map((id) => takeOver(id)));
+      // A batch taken over together: one round trip's wait for the batch, not one per task. Not
+      // a task whose run is under way here: a second run would do its step again (its lease
+      // ran out, the run did not; it renews or writes when it can, or another instance takes over).
+      const moved = await Promise.all(randomPart(due, DUE_BATCH).map((id) => (runningHere(id) ? false : takeOver(id))));
       if (due.length <= DUE_BATCH || !moved.includes(true)) break;
       if (batch === 19) {
         again = true;

@@ -8,6 +8,13 @@ import { testKey } from "../support/keys.js";
 // a failed store operation after the lease's end is safe — it lands if nobody took the task
 // over, and is refused if someone did. Giving up at the lease's end instead lost the result of a
 // step that had run, and the task's next run ran the step again, though nobody else ever held it.
+//
+// An instance never starts a second run of a task its own run is still driving. The run's lease
+// can end while the run is alive — its step's write held up by a slow store, the process starved
+// of CPU — and another instance then takes the task over, as it must (it cannot tell a slow run
+// from a dead one). This instance can: a second run here, started by its sweeper or by a
+// tasks/get, replayed the journal and ran the step again while the first run's write was still
+// on its way (the fault suite saw one step run twice by one instance on a busy machine).
 
 const keys = [testKey("w", 12)];
 const info = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
@@ -26,6 +33,24 @@ async function until<T>(what: () => Promise<T | undefined>, ms = 5_000): Promise
     if (Date.now() > end) throw new Error(`not reached within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A task of one step, which notes each run of its body (on `clock`), does `during`, and returns RESULT. */
+function oneStep(name: string, runs: number[], clock: () => number, during: () => void) {
+  return tool({
+    name,
+    description: "",
+    input: z.object({}),
+    task: "required",
+    async *run() {
+      const value = yield* step("work", () => {
+        runs.push(clock());
+        during();
+        return RESULT;
+      });
+      return `value ${value}`;
+    },
+  });
 }
 
 describe("a step's result written late in the lease", () => {
@@ -60,22 +85,11 @@ describe("a step's result written late in the lease", () => {
       },
     });
     const runs: number[] = [];
-    const job = tool({
-      name: "late-write",
-      description: "",
-      input: z.object({}),
-      task: "required",
-      async *run() {
-        const value = yield* step("work", () => {
-          runs.push(clock());
-          if (runs.length === 1) {
-            offset += LEASE_MS - 5;
-            failNextWrite = true;
-          }
-          return RESULT;
-        });
-        return `value ${value}`;
-      },
+    const job = oneStep("late-write", runs, clock, () => {
+      if (runs.length === 1) {
+        offset += LEASE_MS - 5;
+        failNextWrite = true;
+      }
     });
     const runtime = createRuntime({
       state: { keys },
@@ -99,6 +113,62 @@ describe("a step's result written late in the lease", () => {
     });
     expect(done.status).toBe("completed");
     expect(failed).toHaveLength(1);
+    expect(runs).toHaveLength(1);
+  });
+
+  it("its lease ended while the run here is alive: not taken over by this instance, the step runs once, the held write lands", async () => {
+    // The engine's clock is the test's: the step body moves it past the lease's end, and the
+    // store holds the write of the step's result until the test lets it go.
+    let offset = 0;
+    const started = performance.timeOrigin + performance.now();
+    const clock = () => started + offset;
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let holding = false;
+    let sweeps = 0;
+    const store = new Proxy(createMemoryStore(), {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== "function") return value;
+        if (name === "due")
+          return (...args: unknown[]) => {
+            sweeps++;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        if (name !== "swap" && name !== "swapIndexed") return value.bind(target);
+        return async (...args: Parameters<Store["swap"]>) => {
+          if (args[2].includes(RESULT) && release !== undefined) {
+            holding = true;
+            await held;
+          }
+          return (value as Store["swap"]).apply(target, args);
+        };
+      },
+    });
+    const runs: number[] = [];
+    const job = oneStep("slow-write", runs, clock, () => {
+      offset += 2 * LEASE_MS;
+    });
+    const runtime = createRuntime({ state: { keys }, store, clock, onError: () => {}, tasks: { leaseMs: LEASE_MS, sweepMs: 20 } });
+    open.push(runtime);
+    runtime.define([job]);
+    const { taskId } = (await runtime.callTool(job, { name: "slow-write", arguments: {} }, info)) as { taskId: string };
+    await until(async () => (holding ? true : undefined));
+    // The lease has ended by the store's clock: a tasks/get and three sweeps, each of which would
+    // take a due task over.
+    expect(((await runtime.getTask({ taskId }, info)) as unknown as { status: string }).status).toBe("working");
+    const seen = sweeps;
+    await until(async () => (sweeps >= seen + 3 ? true : undefined));
+    expect(runs).toHaveLength(1);
+    release!();
+    const done = await until(async () => {
+      const got = (await runtime.getTask({ taskId }, info)) as unknown as { status: string; result?: { content: Array<{ text: string }> } };
+      return got.status === "working" ? undefined : got;
+    });
+    expect(done.status).toBe("completed");
+    expect(done.result?.content[0]?.text).toBe(`value ${RESULT}`);
     expect(runs).toHaveLength(1);
   });
 });
