@@ -62,7 +62,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     run: (r) => (sweeper.ensure(), runs.launch(r, undefined)),
     takeOver: async (id) => {
       sweeper.ensure();
-      if (!runs.isRunning(id)) await sweeper.takeOver(id);
+      await sweeper.takeOverDue(id);
     },
   });
   const runs = createTaskRuns({ me, defs, records, time, clock, report, signer, signalBaseUrl, onRound, parked, signals, due, lack: lacking.mark, timing: { leaseMs, beatMs, graceMs, ttlMs } });
@@ -192,8 +192,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
       // the same for tasks nobody polls).
       if (!isTerminal(record.status) && record.created + record.ttlMs <= time.now()) record = (await sweeper.outlive(id)) ?? record;
       const due = dueAt(record);
-      // Not a task whose run is under way here (see the sweeper): its run goes on.
-      if (due !== undefined && due <= time.now() && !runs.isRunning(id)) void sweeper.takeOver(id).catch(() => {});
+      if (due !== undefined && due <= time.now()) void sweeper.takeOverDue(id).catch(() => {});
       return detailedTaskOf(record);
     },
 

@@ -55,7 +55,7 @@ export interface SweeperParts {
   sweepMs: number;
 }
 
-/** The sweeper of one engine: `takeOver(id)` for one task, `ensure()` starts the timer, `stop()` ends it. */
+/** The sweeper of one engine: `takeOver(id)` / `takeOverDue(id)` for one task, `ensure()` starts the timer, `stop()` ends it. */
 export function createSweeper({ store, time, update, peek, newRun, launch, cancelled, lacks, runningHere, sweepMs }: SweeperParts) {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
@@ -148,6 +148,13 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
   }
 
   /**
+   * `takeOver`, unless a run of the task is under way here (invariant 6): for what finds a task
+   * due — a sweep, a tasks/get, a signal. A run that asks to be taken over at once (a wait it
+   * reached is already satisfied) calls `takeOver` itself.
+   */
+  const takeOverDue = async (id: string): Promise<boolean> => (runningHere(id) ? false : takeOver(id));
+
+  /**
    * End a task that reached its lifetime without ending (`outlive`): failed, its outcome kept a
    * while, and listed until then. The record as it is now (`undefined`: gone).
    */
@@ -187,10 +194,8 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     // take: code it lacks, another instance's) ends the sweep rather than reading them again.
     for (let batch = 0; ; batch++) {
       const due = await store.due(LEASES, time.now(), DUE_WINDOW);
-      // A batch taken over together: one round trip's wait for the batch, not one per task. Not
-      // a task whose run is under way here: a second run would do its step again (its lease
-      // ran out, the run did not; it renews or writes when it can, or another instance takes over).
-      const moved = await Promise.all(randomPart(due, DUE_BATCH).map((id) => (runningHere(id) ? false : takeOver(id))));
+      // A batch taken over together: one round trip's wait for the batch, not one per task.
+      const moved = await Promise.all(randomPart(due, DUE_BATCH).map(takeOverDue));
       if (due.length <= DUE_BATCH || !moved.includes(true)) break;
       if (batch === 19) {
         again = true;
@@ -216,6 +221,7 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
 
   return {
     takeOver,
+    takeOverDue,
     outlive,
     ensure(): void {
       if (timer !== undefined || stopped) return;
