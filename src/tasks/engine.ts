@@ -49,7 +49,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
   const defs = new Map<string, ToolDefinition>();
   // Parked task generators wait for sleeps and signals: their idleness is timed on the engine's clock.
   const parked = new LiveCalls<Parked & { owner: object }>(1000, 16 * 1024 * 1024, clock, clock);
-  const records = createTaskRecords({ store, time, bytes, onWake: (at) => sweeper.wakeAt(at) });
+  const records = createTaskRecords({ store, time, bytes, onWake: (at) => sweeper.wakeAt(at), onWritten: (r) => watches.wrote(r) });
   const { load, update } = records;
   // A takeover that fails (the store out) is left to the sweeper, which finds the task due.
   const due = (id: string) => void sweeper.takeOver(id).catch(() => {});
