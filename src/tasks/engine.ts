@@ -92,7 +92,10 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
    */
   async function withinShare(share: string, id: string | undefined, now: number): Promise<void> {
     if ((await store.size(share)) < maxPerPrincipal) return;
-    for (const expired of await store.due(share, now, 1000)) await store.unschedule(share, expired);
+    // In one operation: one by one, 1,000 round trips at the limit held every start of the
+    // principal's for 0.3-1 s (one anonymous caller over HTTP, tasks living 0.5-2 s).
+    const expired = await store.due(share, now, 1000);
+    if (expired.length > 0) await store.index(expired.map((member) => ({ index: share, member, at: null })));
     if ((await store.size(share)) < maxPerPrincipal) return;
     const live = await store.due(share, Number.MAX_SAFE_INTEGER, maxPerPrincipal + 1);
     if (id === undefined || !live.includes(id)) {
