@@ -6,8 +6,8 @@ import type { IndexChange } from "../store.js";
 // its round trip's socket write (a wake-up's profile: 41 % in writev), and on the server its
 // commit. On a 2-core machine (16 writers, a pool of 10, 600-byte values): 1,870–2,412 single-row
 // swaps a second against 9,411–10,149 rows a second eight to a statement, the client's CPU per
-// row 72–150 µs against 19–21; 3,000 tasks due at one moment on two instances woke at 301–348 a
-// second one swap a statement, 530–674 grouped.
+// row 72–150 µs against 19–21; 3,000 tasks due at one moment on two instances woke at 466–584 a
+// second one swap a statement, 886–1,086 grouped (bench:wakeups, five runs each, alternating).
 //
 // Invariants:
 // 1. A swap in a group does exactly what it would alone: it writes only if its row holds the
