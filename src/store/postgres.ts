@@ -4,8 +4,7 @@ import { bounded, redact } from "./bounded.js";
 import { listenPostgres, postgresChannel } from "./feed/postgres-feed.js";
 import { createPostgresNotifier } from "./feed/postgres-notifier.js";
 import { sharedFeed } from "./feed/shared-feed.js";
-import { createGroupedSwaps, gatedIndexChanges, indexArrays } from "./grouped/postgres-swaps.js";
-import { type Notice, type Store, StoreError } from "./store.js";
+import { type IndexChange, type Notice, type Store, StoreError } from "./store.js";
 
 /** The part of a node-postgres pool (or client) the store uses. */
 export interface PostgresQueryable {
@@ -33,11 +32,7 @@ export interface PostgresStoreOptions {
    * create them with the statements `postgresStoreSchema()` returns (a migration of your own).
    */
   createTables?: boolean;
-  /**
-   * Size of the pool the store makes from `connectionString` (default 10); with your own `pool`,
-   * its size. Half of it carries compare-and-swaps at once; more wait and go together, one
-   * statement and one commit for many.
-   */
+  /** Size of the pool the store makes from `connectionString`. Default 10. */
   maxConnections?: number;
   /** How often expired rows are deleted (they are invisible from the moment they expire). Default 60 s. */
   purgeEveryMs?: number;
@@ -197,18 +192,22 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     return replaced;
   };
 
-  // Half the pool's connections for swaps at once; past that they wait to go together.
-  const grouped = createGroupedSwaps({
-    kv,
-    due,
-    now: NOW,
-    query,
-    maxInFlight: Math.max(1, Math.ceil(maxConnections / 2)),
-    timeoutMs,
-    late: () => new StoreError("store_unavailable", `PostgreSQL${where} did not answer swap within ${timeoutMs} ms`),
-  });
-  const swapIndexed: NonNullable<Store["swapIndexed"]> = async (key, expected, value, ttlMs, notice, changes) =>
-    announced(await grouped.swap({ key, expected, value: text("value", value), ttlMs: ms(ttlMs), changes }), notice);
+  /**
+   * Index changes as data-modifying CTEs that act only when the write `w` before them did (each
+   * runs whether or not the query reads it; EXISTS gates it on w): one statement, one commit.
+   * Their five parameters (`indexArrays`) start at `$first`.
+   */
+  const gatedIndexChanges = (first: number) => {
+    const [idx, member, at, goneIdx, goneMember] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+    return `gone AS (DELETE FROM ${due} d USING unnest(${goneIdx}::text[], ${goneMember}::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member AND EXISTS (SELECT 1 FROM w)),
+         added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest(${idx}::text[], ${member}::text[], ${at}::float8[]) AS a(idx, member, at) WHERE EXISTS (SELECT 1 FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)`;
+  };
+
+  const swap: Store["swap"] = async (key, expected, value, ttlMs, notice) => {
+    // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
+    const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
+    return announced((await query("swap", update, [key, expected, text("value", value), ms(ttlMs)])).rowCount === 1, notice);
+  };
 
   return {
     async get(key) {
@@ -224,7 +223,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       );
       return rowCount === 1;
     },
-    swap: (key, expected, value, ttlMs, notice) => swapIndexed(key, expected, value, ttlMs, notice, []),
+    swap,
     async addIndexed(key, value, ttlMs, changes, limit) {
       // `add` and `index` in one statement, one commit, as swapIndexed does for `swap` — and
       // the limit's count in it too (as `size` counts; as racy as a count before the add).
@@ -232,7 +231,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const within = limit === undefined ? "" : `WHERE (SELECT count(*) FROM (SELECT 1 FROM ${due} WHERE idx = $9 LIMIT $10::bigint) s) < $10::bigint`;
       const insert = `INSERT INTO ${kv} AS t (key, value, expires_at) SELECT $1, $2, ${NOW} + $3 ${within} ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at WHERE t.expires_at <= ${NOW}`;
       const bound = limit === undefined ? [] : [limit.index, limit.below];
-      const { rowCount } = await query("add", `WITH w AS (${insert} RETURNING 1), ${gatedIndexChanges(due, 4)} SELECT 1 FROM w`, [
+      const { rowCount } = await query("add", `WITH w AS (${insert} RETURNING 1), ${gatedIndexChanges(4)} SELECT 1 FROM w`, [
         text("key", key),
         text("value", value),
         ms(ttlMs),
@@ -241,7 +240,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       ]);
       return rowCount === 1;
     },
-    swapIndexed,
+    async swapIndexed(key, expected, value, ttlMs, notice, changes) {
+      if (changes.length === 0) return swap(key, expected, value, ttlMs, notice);
+      const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
+      const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1), ${gatedIndexChanges(5)} SELECT 1 FROM w`, [key, expected, text("value", value), ms(ttlMs), ...indexArrays(changes)]);
+      return announced(rowCount === 1, notice);
+    },
     // One LISTEN connection per channel for every instance on this store object (feed/shared-feed.ts).
     listen: sharedFeed(async (channel, listener) => {
       const config = options.connectionString !== undefined ? { connectionString: options.connectionString } : (options.pool as { options?: pg.ClientConfig }).options;
@@ -333,6 +337,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await owned?.end();
     },
   };
+}
+
+/** Index changes as the five arrays the statements unnest: additions (index, member, time), then removals (index, member). */
+function indexArrays(changes: readonly IndexChange[]): [string[], string[], number[], string[], string[]] {
+  const adds = changes.filter((c) => c.at !== null);
+  const removes = changes.filter((c) => c.at === null);
+  return [adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at!), removes.map((c) => c.index), removes.map((c) => c.member)];
 }
 
 /** `text` as a dollar-quoted SQL string literal (the statements are ours; no `$q$` inside them). */
