@@ -227,7 +227,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async addIndexed(key, value, ttlMs, changes, limit) {
       // `add` and `index` in one statement, one commit, as swapIndexed does for `swap` — and
       // the limit's count in it too (as `size` counts; as racy as a count before the add).
-      const within = limit === undefined ? "" : `WHERE (SELECT count(*) FROM ${due} WHERE idx = $9) < $10::float8`;
+      // Counted up to the limit only: a start costs at most `below` index rows, however many the share holds.
+      const within = limit === undefined ? "" : `WHERE (SELECT count(*) FROM (SELECT 1 FROM ${due} WHERE idx = $9 LIMIT $10::bigint) s) < $10::bigint`;
       const insert = `INSERT INTO ${kv} AS t (key, value, expires_at) SELECT $1, $2, ${NOW} + $3 ${within} ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at WHERE t.expires_at <= ${NOW}`;
       const bound = limit === undefined ? [] : [limit.index, limit.below];
       const { rowCount } = await query("add", `WITH w AS (${insert} RETURNING 1), ${gatedIndexChanges(4)} SELECT 1 FROM w`, [

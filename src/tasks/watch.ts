@@ -5,8 +5,8 @@ import { readTaskNotice, TASK_FEED } from "./record/task-feed.js";
 
 // tasks/watch.ts owns following tasks for their callers (`notifications/tasks` on a
 // `subscriptions/listen` stream): whichever instance changes a task, the store's change feed tells
-// this one, which reads the record again and hands each watcher the task as `tasks/get` would
-// answer it now. One feed listener per engine, shared with the sweeper (Store.listen shares a
+// this one, which reads the record again (a change this instance wrote: the record as written)
+// and hands each watcher the task as `tasks/get` would answer it now. One feed listener per engine, shared with the sweeper (Store.listen shares a
 // channel's subscription); nothing is kept past a watch, so a reconnecting client listens again.
 //
 // Invariants:
@@ -14,7 +14,10 @@ import { readTaskNotice, TASK_FEED } from "./record/task-feed.js";
 //    (the feed reconnected, a pooler that cannot LISTEN) costs latency — the feed's reset and a
 //    slower re-read of every watched task catch up — never a missed status.
 // 2. Frames of one task reach a watcher in the order the task changed: one read of a task at a
-//    time, and a notice heard meanwhile reads it once more after.
+//    time, a notice heard meanwhile reads it once more after, and a record older (by `rev`)
+//    than one a watcher was sent is not sent to it — a change this instance writes is handed to
+//    its watchers here as written (`wrote`: no read back), so a read begun before it can come
+//    back older.
 // 3. A task is watched until its terminal frame is sent, or it is gone (expired); the watch
 //    then tells its owner it has nothing more to send.
 
@@ -50,8 +53,8 @@ export interface TaskWatchParts {
 interface Watcher {
   principal: string | undefined;
   sink: TaskWatchSink;
-  /** Per task still followed: what its last frame said (`lastUpdatedAt` aside). */
-  seen: Map<string, string>;
+  /** Per task still followed: what its last frame said (`lastUpdatedAt` aside), and the record's `rev` it came from (-1: none yet). */
+  seen: Map<string, { content: string; rev: number }>;
 }
 
 /** A frame's content without the time of the write, which changes on writes a caller cannot see (a lease renewed). */
@@ -76,14 +79,15 @@ export function createTaskWatches({ store, load, backstopMs, pollMs }: TaskWatch
   let closed = false;
 
   function send(watcher: Watcher, id: string, record: TaskRecord | undefined): void {
-    if (!watcher.seen.has(id)) return;
+    const last = watcher.seen.get(id);
+    if (last === undefined) return;
     if (record !== undefined) {
+      // A read begun before a write this instance handed over comes back older: not sent.
+      if (record.rev < last.rev) return;
       const task = detailedTaskOf(record);
       const content = contentOf(task);
-      if (watcher.seen.get(id) !== content) {
-        watcher.seen.set(id, content);
-        watcher.sink.frame(task);
-      }
+      if (last.content !== content) watcher.sink.frame(task);
+      watcher.seen.set(id, { content, rev: record.rev });
       if (!isTerminal(record.status)) return;
     }
     unwatch(watcher, id);
@@ -185,7 +189,7 @@ export function createTaskWatches({ store, load, backstopMs, pollMs }: TaskWatch
         }
       }
       const owned = records.filter((r): r is TaskRecord => r !== undefined && r.principal === principal);
-      const watcher: Watcher = { principal, sink, seen: new Map(owned.map((r) => [r.id, ""])) };
+      const watcher: Watcher = { principal, sink, seen: new Map(owned.map((r) => [r.id, { content: "", rev: -1 }])) };
       for (const r of owned) {
         let set = watched.get(r.id);
         if (set === undefined) watched.set(r.id, (set = new Set()));
@@ -198,12 +202,25 @@ export function createTaskWatches({ store, load, backstopMs, pollMs }: TaskWatch
           for (const r of owned) {
             // The acknowledging read is the task as it is unless a notice (or a reconnect) came
             // since it began, a frame went out already, or a read of it is under way.
-            if (unchanged(r.id) && watcher.seen.get(r.id) === "" && !reading.has(r.id)) send(watcher, r.id, r);
+            if (unchanged(r.id) && watcher.seen.get(r.id)?.rev === -1 && !reading.has(r.id)) send(watcher, r.id, r);
             else refresh(r.id);
           }
         },
         close: () => drop(watcher),
       };
+    },
+    /**
+     * This instance just wrote `record`: its watchers here get it without reading it back (the
+     * feed's notice of it then finds a task that ended unwatched, or reads what is no newer).
+     */
+    wrote(record: TaskRecord): void {
+      for (const watcher of [...(watched.get(record.id) ?? [])]) {
+        if (watcher.principal !== record.principal) continue;
+        // The writer is a transition under way: a sink that throws must not fail it.
+        try {
+          send(watcher, record.id, record);
+        } catch {}
+      }
     },
     /** Stop every watch and the feed's listener. */
     async close(): Promise<void> {

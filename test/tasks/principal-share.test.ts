@@ -35,4 +35,39 @@ describe.each(stores)("a principal's share of tasks on %s", (_name, make) => {
     await expect(start("alice")).resolves.toMatchObject({ resultType: "task" });
     await runtime.idle();
   });
+
+  it("clears the expired tasks a full share holds in one store operation, not one each", async () => {
+    const time = manualClock(1_800_000_000_000);
+    const store = await make();
+    open.push(store);
+    const calls = new Map<string, number>();
+    let counting = false;
+    const counted = new Proxy(store, {
+      get: (target, p) => {
+        const value = target[p as keyof typeof target];
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (counting) calls.set(String(p), (calls.get(String(p)) ?? 0) + 1);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const limit = 60;
+    const runtime = createRuntime({ state: { keys, clock: time.now }, store: counted, clock: time.now, tasks: { maxPerPrincipal: limit, ttlMs: 1000, sweepMs: 3_600_000 } });
+    runtime.define([quickTask]);
+    open.push(runtime);
+    const start = () => runtime.callTool(quickTask, { name: "quick", arguments: {} }, { clientCapabilities: caps, principal: "carol" });
+    for (let i = 0; i < limit; i++) await start();
+    await runtime.idle();
+    await expect(start()).rejects.toMatchObject({ data: { reason: "principal_task_limit" } });
+    time.advance(1001); // all of them expired; the sweeper (an hour away) has forgotten none
+    counting = true;
+    await expect(start()).resolves.toMatchObject({ resultType: "task" });
+    counting = false;
+    await runtime.idle();
+    // One by one, the 60 expired entries took 60 round trips (1,000 at the default limit).
+    expect(calls.get("unschedule") ?? 0).toBe(0);
+    const operations = [...calls.values()].reduce((a, b) => a + b, 0);
+    expect(operations, JSON.stringify(Object.fromEntries(calls))).toBeLessThan(20);
+  });
 });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore, createRuntime, type FeedListener, type GetTaskResult, type Runtime, type Store } from "mcp-yield";
 import { TASK_FEED } from "../../src/tasks/record/task-feed.js";
+import { keyOf } from "../../src/tasks/record/record-store.js";
+import { taskRecord, type TaskRecord } from "../../src/tasks/record/record.js";
+import { createTaskWatches } from "../../src/tasks/watch.js";
 import { closedAfterEach } from "../support/instances.js";
 import { testKey } from "../support/keys.js";
 import { TASKS, twoAsks } from "../support/listen.js";
@@ -157,6 +160,60 @@ describe("watching tasks without a change feed", () => {
     await a.updateTask({ taskId, inputResponses: { ...answer("a"), ...answer("b") } }, caps);
     await expect.poll(() => watched.ended(), { timeout: 5_000 }).toBe(true);
     expect(watched.frames.at(-1)!.task.status).toBe("completed");
+  });
+});
+
+describe("watching tasks on the instance that changes them", () => {
+  it("gets each change this instance writes at once, with no feed and a poll a minute away", async () => {
+    // No change feed (a pooler that cannot LISTEN): without the writes handed over, the frames
+    // would come with the re-read a minute later.
+    const store: Store = new Proxy(createMemoryStore(), { get: (target, p) => (p === "listen" ? undefined : target[p as keyof Store]) });
+    const a = instance(store, 60_000);
+    const id = await start(a);
+    const watched = await watch(a, [id]);
+    await expect.poll(() => watched.frames.length).toBe(1);
+    await a.updateTask({ taskId: id, inputResponses: answer("a") }, caps);
+    const sent = performance.now();
+    await a.updateTask({ taskId: id, inputResponses: answer("b") }, caps);
+    await expect.poll(() => watched.ended(), { timeout: 5_000 }).toBe(true);
+    expect(performance.now() - sent).toBeLessThan(5_000);
+    const statuses = watched.frames.map((f) => f.task.status);
+    expect(statuses.at(-1)).toBe("completed");
+    expect(watched.frames.at(-1)!.task).toEqual(await a.getTask({ taskId: id }, caps));
+  });
+
+  it("never sends a record older than one it sent: a read begun before this instance's write comes back stale", async () => {
+    // Three records of one task as the store held them, in order.
+    const memory = createMemoryStore();
+    const a = instance(memory);
+    const taskId = await start(a);
+    const stored = async () => taskRecord.parse(JSON.parse((await memory.get(keyOf(taskId)))!)) as TaskRecord;
+    const askingBoth = await stored();
+    await a.updateTask({ taskId, inputResponses: answer("a") }, caps);
+    await expect.poll(async () => Object.keys(((await a.getTask({ taskId }, caps)) as { inputRequests?: object }).inputRequests ?? {})).toEqual(["b"]);
+    const askingB = await stored();
+    expect(askingB.rev).toBeGreaterThan(askingBoth.rev);
+
+    // A watch whose backstop read is held until this instance has handed it the newer record.
+    const loads: Array<(r: TaskRecord) => void> = [];
+    // No feed: the backstop re-reads the task every 5 ms, each read answered by the test.
+    const noFeed: Store = new Proxy(createMemoryStore(), { get: (target, p) => (p === "listen" ? undefined : target[p as keyof Store]) });
+    const watches = createTaskWatches({ store: noFeed, load: () => new Promise((resolve) => loads.push(resolve)), backstopMs: 5, pollMs: 5 });
+    open.push(watches);
+    const frames: string[] = [];
+    const handle = watches.watch([taskId], undefined, { frame: (t) => frames.push(Object.keys((t as { inputRequests?: object }).inputRequests ?? {}).join()), ended: () => {} });
+    await expect.poll(() => loads.length).toBe(1);
+    loads[0]!(askingBoth); // the acknowledging read
+    (await handle).begin();
+    await expect.poll(() => loads.length).toBe(2);
+    loads[1]!(askingBoth);
+    await expect.poll(() => frames).toEqual(["a,b"]);
+    await expect.poll(() => loads.length).toBe(3);
+    watches.wrote(askingB);
+    expect(frames).toEqual(["a,b", "b"]);
+    loads[2]!(askingBoth); // the read begun before the write
+    await expect.poll(() => loads.length).toBe(4);
+    expect(frames).toEqual(["a,b", "b"]);
   });
 });
 

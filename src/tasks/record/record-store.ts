@@ -90,7 +90,20 @@ export function stampTimes(before: TaskRecord, after: TaskRecord): TaskRecord {
  * retry delay, a wait's timeout, a race's timer): the instance wakes it then rather than at its
  * next sweep.
  */
-export function createTaskRecords({ store, time, bytes, onWake }: { store: Store; time: StoreClock; bytes: PrincipalBytes; onWake?: (at: number) => void }) {
+export function createTaskRecords({
+  store,
+  time,
+  bytes,
+  onWake,
+  onWritten,
+}: {
+  store: Store;
+  time: StoreClock;
+  bytes: PrincipalBytes;
+  onWake?: (at: number) => void;
+  /** A transition this instance just wrote, as stored (its watchers here need not read it back). */
+  onWritten?: (record: TaskRecord) => void;
+}) {
   const storeTtl = (r: TaskRecord) => Math.max(1, endOfLife(r) + CLEANUP_KEPT_MS - time.now());
   const known = createKnownRecords();
 
@@ -155,6 +168,7 @@ export function createTaskRecords({ store, time, bytes, onWake }: { store: Store
           : await store.swap(keyOf(id), current.raw, text, storeTtl(written), notice);
       if (!swapped) known.forget(id);
       else {
+        onWritten?.(written);
         if (isTerminal(written.status)) known.forget(id);
         else known.remember(id, { raw: text, record: written });
         if (moves !== undefined) await putBack(store, moves.left, reload);
