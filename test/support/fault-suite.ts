@@ -1,6 +1,6 @@
 import { testKey } from "./keys.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, createTaskAdmin, type Runtime, type Store } from "mcp-yield";
+import { createRuntime, createTaskAdmin, type RoundTrace, type Runtime, type Store } from "mcp-yield";
 import { drive, SHAPES, type Shape, type StepRuns } from "./fault-shapes.js";
 import { type FaultKind, faultyStore } from "./faulty-store.js";
 
@@ -39,12 +39,24 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
   const store = faultyStore(inner);
   const options = shape.options ?? {};
   const { state, ...rest } = options as { state?: Record<string, unknown> };
-  const instance = (on: Store): Runtime => createRuntime({ state: { keys, ...state }, store: on, onError: () => {}, tasks: { leaseMs: LEASE_MS, sweepMs: SWEEP_MS, pollIntervalMs: 100 }, ...rest });
-  const runtime = instance(store);
+  // What each instance's task runs did and when, and when this process's event loop stalled: the
+  // timeline printed with a violation (a step run twice is explained, or not, by these).
+  const rounds: Array<{ by: string; trace: RoundTrace }> = [];
+  const lag = lagSampler();
+  const instance = (on: Store, by: string): Runtime =>
+    createRuntime({
+      state: { keys, ...state },
+      store: on,
+      onError: () => {},
+      onRound: (trace) => rounds.push({ by, trace }),
+      tasks: { leaseMs: LEASE_MS, sweepMs: SWEEP_MS, pollIntervalMs: 100 },
+      ...rest,
+    });
+  const runtime = instance(store, "owner");
   // A second instance on the same store, unfaulted, looking at the task as a client on another
   // connection would (tasks/get takes over a task whose lease ran out): the successor when the
   // first instance stalls or loses its store.
-  const standby = instance(inner);
+  const standby = instance(inner, "standby");
   const mine = [inner, runtime, standby];
   for (const o of mine) open.add(o);
   const log: StepRuns["log"] = new Map();
@@ -64,6 +76,7 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
   store.arm(fault ? { kind: fault.kind, at: fault.at, pauseMs: PAUSE_MS } : { kind: "error" });
   const result = await drive(runtime, def, shape, watch, undefined, operator);
   clearInterval(watching);
+  lag.stop();
   const operations = store.count;
   store.disarm();
   await store.settled();
@@ -75,7 +88,35 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
     open.delete(o);
     await o.close();
   }
-  return { result, runs: log, operations, failed: [...store.failed], stalledAt: store.stalledAt };
+  return { result, runs: log, operations, failed: [...store.failed], stalledAt: store.stalledAt, rounds, stalls: lag.stalls };
+}
+
+/** This process's event-loop stalls over `STALL_MS` while a run goes (start, ms; performance.now()). */
+const STALL_MS = 60;
+function lagSampler() {
+  const stalls: Array<{ at: number; ms: number }> = [];
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - last - 10 > STALL_MS) stalls.push({ at: last, ms: Math.round(now - last - 10) });
+    last = now;
+  }, 10);
+  return { stalls, stop: () => clearInterval(timer) };
+}
+
+/** A violating run's timeline, times in ms after the stall began (or the first round). */
+function timeline(run: Awaited<ReturnType<typeof runOnce>>): string {
+  const zero = run.stalledAt ?? (run.rounds[0] ? run.rounds[0].trace.startedAt - performance.timeOrigin : 0);
+  const t = (at: number) => Math.round(at - zero);
+  const lines = [
+    ...run.rounds.map(({ by, trace }) => ({
+      at: trace.startedAt - performance.timeOrigin,
+      text: `${by} ${trace.taskId ? "task run" : trace.method} ${trace.path} round ${trace.round}: ${trace.outcome}${trace.error ? ` (${trace.error.reason})` : ""}, ${trace.steps.length} steps, ${Math.round(trace.ms)} ms`,
+    })),
+    ...[...run.runs].flatMap(([key, starts]) => starts.map((s) => ({ at: s.at, text: `${s.by} starts step ${key}` }))),
+    ...run.stalls.map((s) => ({ at: s.at, text: `event loop stalled ${s.ms} ms` })),
+  ].sort((a, b) => a.at - b.at);
+  return lines.map((l) => `\n    ${t(l.at)} ms: ${l.text}`).join("");
 }
 
 /** `run` over every item, at most `atOnce` at a time; the results in the items' order. */
@@ -122,7 +163,7 @@ export function faultSuite(_name: string, makeStore: () => Promise<Store>): void
           if (inFlight) reruns++;
           else if (twice.length > 0)
             violations.push(
-              `${where}: ${twice.map(([k, starts]) => `${k} ran ${starts.length} times (${starts.map((s) => `by the ${s.by} ${run.stalledAt === undefined ? "" : `${Math.round(s.at - run.stalledAt)} ms after the stall began`}`).join(", ")})`).join("; ")}`,
+              `${where}: ${twice.map(([k, starts]) => `${k} ran ${starts.length} times (${starts.map((s) => `by the ${s.by} ${run.stalledAt === undefined ? "" : `${Math.round(s.at - run.stalledAt)} ms after the stall began`}`).join(", ")})`).join("; ")}${timeline(run)}`,
             );
           if (!("text" in run.result.outcome)) violations.push(`${where}: the client was left with ${run.result.outcome.error}`);
           else if (run.result.outcome.text !== (clean.result.outcome as { text: string }).text)
