@@ -13,6 +13,7 @@ import { compareRuns, comparisonLines } from "./compare-runs.js";
 import { httpSection } from "./http-load.js";
 import { updateReadmeBlock } from "./readme-block.js";
 import { PINNED_CPU, QUICK, spreads, unstable } from "./harness.js";
+import { REALISTIC_SETS, realisticSection } from "./realistic-section.js";
 import { statusLine, statusSection, wakeSection } from "./task-status.js";
 import { codecSection, decompositionSection, instancesSection, replaySection, storeLabel, storeSection, tokenSection } from "./sections.js";
 
@@ -91,6 +92,7 @@ async function section<T>(name: string, measure: () => Promise<T>): Promise<T> {
 }
 if (QUICK) log(`quick run: ${runs} fresh run${runs === 1 ? "" : "s"} per set, fewer rounds, warmed on both CPUs, no re-measuring; no wake-up or pushed-status rows`);
 const replay = await section(`replay (${runs} fresh runs per row)`, () => replaySection(runs, QUICK ? [3, 10, 30] : undefined));
+const realistic = await section(`realistic tool (${runs} fresh runs per row)`, () => realisticSection(runs, QUICK ? REALISTIC_SETS.filter((x) => x.inFlight === 300) : undefined));
 const overFloor = await section("what the runtime adds to the floor, per request and per replayed ask", () => decompositionSection(runs));
 const codec = await section("codec", () => codecSection(runs, QUICK ? [10, 100] : undefined));
 const token = await section("token size", () => tokenSection());
@@ -137,6 +139,7 @@ const targets: Target[] = [
   atMost("stateless: a/b at R = 3", at(replay, "rounds", 3).statelessVsHandWritten, 1.3, "statelessB", "a-live(3,"),
   atMost("stateless: a/b at R = 10", at(replay, "rounds", 10).statelessVsHandWritten, 1.45, "statelessB", "a-live(10,"),
   atMost("stateless: a/b at R = 30", at(replay, "rounds", 30).statelessVsHandWritten, 1.6, "statelessB", "a-live(30,"),
+  ...realisticTargets(),
   atMost("stateless: a/f at R = 30", at(replay, "rounds", 30).statelessVsFloor, 1.3, "statelessF", "f(30)"),
   atMost("stateless: runtime cost per request over the floor (µs, fit over R)", overFloor.perRequestUs, 4, "perRequestUs", "a30(30,"),
   atMost("stateless: a/b2 at R = 30", at(replay, "rounds", 30).statelessVsHandWrittenAll, 1.1, "statelessB2", "a-live(30,"),
@@ -171,6 +174,25 @@ const targets: Target[] = [
     ]),
 ];
 
+/** The realistic tool's targets (issue 59): stateless with 300 calls in flight, live with 1 and 300. */
+function realisticTargets(): Target[] {
+  const row = (lines: number, inFlight: number) => realistic.find((r) => r.lines === lines && r.inFlight === inFlight);
+  const marker = (lines: number, inFlight: number) => `ra-live(${lines},,${inFlight})`;
+  const out: Target[] = [];
+  for (const [lines, limit] of [
+    [10, 1.45],
+    [30, 1.6],
+  ] as const) {
+    const r = row(lines, 300);
+    if (r) out.push(atMost(`realistic: stateless a/b at R = ${lines}, 300 calls in flight`, r.statelessVsHandWritten, limit, "statelessB", marker(lines, 300)));
+  }
+  for (const inFlight of [1, 300]) {
+    const r = row(10, inFlight);
+    if (r) out.push(atMost(`realistic: live a/b at R = 10, ${inFlight} call${inFlight === 1 ? "" : "s"} in flight`, r.liveVsHandWritten, 1.0, "liveB", marker(10, inFlight)));
+  }
+  return out;
+}
+
 const machine = {
   pinnedCpu: PINNED_CPU ?? null,
   node: process.version,
@@ -191,6 +213,7 @@ const results = {
   comparedWithCarried: comparison,
   unstable,
   replay,
+  realistic,
   overFloor,
   codec,
   token,
@@ -232,6 +255,15 @@ for (const r of replay)
   lines.push(
     `| ${r.rounds} | ${f(r.us.generatorLive, 0)} | ${f(r.us.generatorStateless, 0)} | ${f(r.us.handWritten, 0)} | ${f(r.us.handWrittenAll, 0)} | ${f(r.us.sdk, 0)} | ${f(r.us.replayFloor, 0)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} | ${f(r.statelessVsHandWrittenAll)} | ${f(r.liveVsSdk)} | ${f(r.floorVsHandWritten)} | ${f(r.statelessVsFloor)} |`,
   );
+lines.push(
+  "",
+  "Realistic tool — a 2 KB record read by a step, then R asks under explicit keys with messages built from it and a refined schema, 1 or 300 distinct calls in flight (one request of each in turn); server CPU per request (µs), against the same tool written by hand (same checks, the record and answers in its sealed state):",
+  "",
+  "| R | in flight | (a) live | (a) stateless | (b) | a/b live | a/b stateless |",
+  "|---|---|---|---|---|---|---|",
+);
+for (const r of realistic)
+  lines.push(`| ${r.lines} | ${r.inFlight} | ${f(r.us.live, 1)} | ${f(r.us.stateless, 1)} | ${f(r.us.handWritten, 1)} | ${f(r.liveVsHandWritten)} | ${f(r.statelessVsHandWritten)} |`);
 lines.push(
   "",
   `What the runtime adds to the floor, fitted over R = 1, 10, 30 ((a) stateless − (f) ≈ per request × (R + 1) + per replayed ask × R(R + 1)/2, all six alternating in one set, fitted per round of batches): ${f(overFloor.perRequestUs)} µs per request, ${f(overFloor.perReplayedAskUs, 3)} µs per replayed ask (the fit's worst miss, median over rounds: ${f(overFloor.worstResidualUs, 1)} µs per call).`,

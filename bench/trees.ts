@@ -42,6 +42,9 @@ const PAIRS: Array<{ name: string; factory: string; args: unknown[]; warmOps?: n
   { name: "memory store, a step a round, R = 3", factory: "generatorStepsOnStore", args: [3, "memory"] },
   { name: "Redis store, a step a round, R = 3", factory: "generatorStepsOnStore", args: [3, "redis"], warmOps: STORE_WARM },
   { name: "codec sealed, 10 records", factory: "ours", args: [10, "sealed"] },
+  { name: "realistic stateless, R = 10, 300 in flight", factory: "realistic", args: [10, 0, 300] },
+  { name: "realistic stateless, R = 30, 300 in flight", factory: "realistic", args: [30, 0, 300] },
+  { name: "realistic live, R = 10, 300 in flight", factory: "realistic", args: [10, null, 300] },
 ];
 
 // `BENCH_PAIRS=stateless,codec` measures only the pairs whose names contain one of those words.

@@ -5,6 +5,7 @@ import { createMemoryStore, createRuntime, createStateCodec, type StateKey, type
 import { argumentsDigest } from "../src/internal.js";
 import { createPostgresStore } from "mcp-yield/postgres";
 import { createRedisStore } from "mcp-yield/redis";
+import { handWrittenRealistic, interleaved, realisticGenerator } from "./realistic-tools.js";
 import { countGenerator, countStepsGenerator, driveCall, handWrittenAllCount, handWrittenCount, replayFloorCount, sdkCount } from "./counting-tools.js";
 
 /**
@@ -222,4 +223,19 @@ export function sdkCodec(records: number) {
   const codec = createRequestStateCodec({ key: secret });
   const data = journalOf(records);
   return async () => codec.verify(await codec.mint(data), {} as never);
+}
+
+/**
+ * The realistic tool (bench/realistic-tools.ts), `inFlight` distinct calls at once, one request an
+ * operation: (a) through the runtime (`liveCalls` `null`: the default, resuming; 0: replaying
+ * every round, as on another instance).
+ */
+export function realistic(lines: number, liveCalls: number | null, inFlight: number) {
+  const runtime = createRuntime({ state: { keys }, ...(liveCalls === null ? {} : { liveCalls }) });
+  return interleaved((p) => runtime.callTool(realisticGenerator, p, info), lines, inFlight);
+}
+
+/** (b) for the realistic tool: the hand-written state machine, the same requests. */
+export function realisticHandWritten(lines: number, inFlight: number) {
+  return interleaved(handWrittenRealistic(keys), lines, inFlight);
 }
