@@ -86,10 +86,16 @@ const hash8 = (text: string) => shortDigest(text, 6);
 // An elicitation's schema object is the same frozen object every round, so (schema, key,
 // message) finds it without canonical JSON — in nested maps, so no key string is built per
 // lookup; other asks are found by their canonical text.
-let byFormSchema = new WeakMap<object, Map<string, Map<string, string>>>();
+let byFormSchema = new WeakMap<object, Map<string, Map<string, KnownForm>>>();
 const byText = new Map<string, string>();
 const TEXT_CACHE = 4096;
-const PER_KEY = 256;
+/**
+ * Messages kept per (schema, key): one per call in flight that asks under the key with a message
+ * of its own (an order's number in it, say). At 256, 300 calls in flight cleared each key's map
+ * before its first message came round again, so every replayed ask was hashed; the characters
+ * kept are bounded by `CACHE_CHARS` whatever this allows.
+ */
+const PER_KEY = 8192;
 const PER_SCHEMA = 1024;
 /**
  * Bounds in characters, so that no client fills an instance's memory through them: a message
@@ -120,7 +126,16 @@ interface KnownForm {
 interface SchemaForms {
   readonly byKey: Map<string, KnownForm>;
   readonly byOrdinal: Array<KnownForm | undefined>;
+  /**
+   * By fingerprint: a replayed ask is found by the fingerprint its journal recorded (a short
+   * string), its key and message then compared — with many calls in flight, each key's last
+   * form is another call's, and finding the form by its message hashed the message (≈ 130
+   * characters, a fresh rope to flatten) for every replayed ask.
+   */
+  readonly byFp: Map<string, KnownForm>;
 }
+/** Forms kept by fingerprint per schema, at most (then that map is cleared whole; characters are bounded by `CACHE_CHARS`). */
+const PER_SCHEMA_FPS = 65_536;
 let lastForm = new WeakMap<object, SchemaForms>();
 /**
  * The schema `lastForm` was last read for, and its forms: a replay asks from the same schema
@@ -146,7 +161,7 @@ function formsOf(schema: object, create: boolean): SchemaForms | undefined {
   let forms = lastForm.get(schema);
   if (forms === undefined) {
     if (!create) return undefined;
-    lastForm.set(schema, (forms = { byKey: new Map(), byOrdinal: [] }));
+    lastForm.set(schema, (forms = { byKey: new Map(), byOrdinal: [], byFp: new Map() }));
   }
   lastSchema = schema;
   lastSchemaForms = forms;
@@ -186,7 +201,13 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
   const forms = formsOf(requestedSchema, false);
   if (ordinal >= KEPT_DEFAULT_KEYS) ordinal = -1; // defaultKey makes a fresh string past these
   const known = forms === undefined ? undefined : ordinal >= 0 ? forms.byOrdinal[ordinal] : forms.byKey.get(key);
-  if (known !== undefined && known.key === key && sameText(message, known.message) && (recorded === undefined || known.fp === recorded)) return known.fp;
+  // The recorded fingerprint compared first: with many calls in flight the last form is usually
+  // another call's, told apart by 12 characters rather than its whole message.
+  if (known !== undefined && (recorded === undefined || known.fp === recorded) && known.key === key && sameText(message, known.message)) return known.fp;
+  if (recorded !== undefined && forms !== undefined) {
+    const same = forms.byFp.get(recorded);
+    if (same !== undefined && same.key === key && sameText(message, same.message)) return recorded;
+  }
   let forSchema = byFormSchema.get(requestedSchema);
   if (forSchema === undefined) byFormSchema.set(requestedSchema, (forSchema = new Map()));
   // The author's strings are kept as copies (ownString): a message sliced from a large text
@@ -196,11 +217,16 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
     if (forSchema.size >= PER_SCHEMA) forSchema.clear();
     forSchema.set(ownString(key), (forKey = new Map()));
   }
-  let fp = forKey.get(message);
-  if (fp === undefined) {
-    fp = hashedAsk(effect, key);
+  // The form found by its message, or made: one object per (schema, key, message), kept by both
+  // caches (a hit here makes nothing new — with many calls in flight each key's last form changes
+  // every request).
+  let form = forKey.get(message);
+  if (form === undefined) {
+    // A default key is our own string (defaultKey's), kept as it is: found by identity next round.
+    form = { key: ordinal >= 0 ? key : ownString(key), message: ownString(message), fp: formFingerprint(effect, key) };
     if (forKey.size >= PER_KEY) forKey.clear();
-    forKey.set(ownString(message), fp);
+    forKey.set(form.message, form);
+    // Charged twice its characters: the copies, and the form and map entries that hold them.
     chargeForms(2 * (key.length + message.length));
   }
   const last = formsOf(requestedSchema, true)!;
@@ -208,12 +234,37 @@ function askFingerprint(effect: AskEffect, key: string, recorded: string | undef
     last.byKey.clear();
     last.byOrdinal.length = 0;
   }
-  // A default key is our own string (defaultKey's), kept as it is: found by identity next round.
-  const form: KnownForm = { key: ordinal >= 0 ? key : ownString(key), message: ownString(message), fp };
   last.byKey.set(form.key, form);
   if (ordinal >= 0) last.byOrdinal[ordinal] = form;
-  return fp;
+  if (last.byFp.size >= PER_SCHEMA_FPS) last.byFp.clear();
+  last.byFp.set(form.fp, form);
+  return form.fp;
 }
+
+/**
+ * `hashedAsk` of a plain form ask (mode, message, deep-frozen schema), made from its three parts
+ * apart: the key's digest (cached by key) and the schema's (by the schema object) are made once,
+ * so a new message costs one hash of the message — not the canonical JSON of the whole request
+ * (its schema) twice and three hashes. Not frozen (a schema object the author built by hand, which
+ * could change between rounds): the whole of `hashedAsk`.
+ */
+function formFingerprint(effect: AskEffect & { kind: "elicit" }, key: string): string {
+  const { message, requestedSchema } = effect.params;
+  if (!isDeepFrozen(requestedSchema)) return hashedAsk(effect, key);
+  let rest = restDigests.get(requestedSchema);
+  if (rest === undefined) restDigests.set(requestedSchema, (rest = shortDigest(canonicalJson({ mode: "form", requestedSchema }), 3)));
+  let keyPart = keyDigests.get(key);
+  if (keyPart === undefined) {
+    if (keyDigests.size >= KEY_DIGESTS) keyDigests.clear();
+    keyDigests.set(ownString(key), (keyPart = shortDigest(key, 2)));
+  }
+  return LETTER.elicit + keyPart + shortDigest(message, 3) + rest;
+}
+/** A frozen form schema's part of its asks' fingerprints (`{ mode, requestedSchema }` hashed). */
+const restDigests = new WeakMap<object, string>();
+/** Ask keys' parts of their fingerprints; at most `KEY_DIGESTS` kept (keys are the author's, few). */
+const keyDigests = new Map<string, string>();
+const KEY_DIGESTS = 4096;
 
 /** The two parts of an ask's request its fingerprint hashes apart: the text a person reads, and the rest. */
 function askParts(effect: AskEffect): [text: string, rest: string] {
