@@ -40,7 +40,7 @@ export async function openStore(flags: StoreFlags, env: Record<string, string | 
   const postgres = given(flags.postgres) ?? (flagged ? undefined : given(env.MCP_YIELD_POSTGRES_URL));
   if ([redis, cluster, postgres].filter((v) => v !== undefined).length > 1) throw new TypeError("more than one store is named: give one (--redis URL, --redis-cluster URL,URL... or --postgres URL)");
   if (postgres !== undefined) {
-    const { createPostgresStore } = await import("../store/postgres.js");
+    const { createPostgresStore } = await import("../store/postgres/postgres-store.js");
     const schema = given(flags["postgres-schema"]) ?? given(env.MCP_YIELD_POSTGRES_SCHEMA);
     // Never creates tables: an operator's command only reads what the servers made.
     return createPostgresStore({ connectionString: postgres, createTables: false, timeoutMs: 5000, maxConnections: 4, ...(schema !== undefined ? { schema } : {}) });

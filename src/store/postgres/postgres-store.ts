@@ -1,10 +1,10 @@
 import pg from "pg";
-import { integerOption } from "../util/options.js";
-import { bounded, redact } from "./bounded.js";
-import { listenPostgres, postgresChannel } from "./feed/postgres-feed.js";
-import { createPostgresNotifier } from "./feed/postgres-notifier.js";
-import { sharedFeed } from "./feed/shared-feed.js";
-import { type IndexChange, type Notice, type Store, StoreError } from "./store.js";
+import { integerOption } from "../../util/options.js";
+import { bounded, redact } from "../bounded.js";
+import { listenPostgres, postgresChannel } from "../feed/postgres-feed.js";
+import { createPostgresNotifier } from "../feed/postgres-notifier.js";
+import { sharedFeed } from "../feed/shared-feed.js";
+import { type IndexChange, type Notice, type Store, StoreError } from "../store.js";
 
 /** The part of a node-postgres pool (or client) the store uses. */
 export interface PostgresQueryable {
