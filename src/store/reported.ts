@@ -9,7 +9,7 @@ import { StoreError } from "./store.js";
 /** How long one failure (reason and message) is not reported again. */
 const QUIET_MS = 10_000;
 
-type StoreMethod = Exclude<keyof Store, "time" | "close" | "listen" | "swapIndexed" | "addIndexed">;
+type StoreMethod = Exclude<keyof Store, "time" | "close" | "listen" | "swapIndexed" | "addIndexed" | "getMany">;
 const METHODS: readonly StoreMethod[] = ["get", "add", "swap", "set", "delete", "incr", "schedule", "unschedule", "index", "due", "size", "members"];
 
 /** `store` whose StoreErrors are also handed to `report` (each failure at most once per 10 s, on `now`'s clock). */
@@ -31,6 +31,10 @@ export function reportingStore(store: Store, report: (error: StoreError) => void
   for (const name of METHODS) {
     const method = store[name] as (...args: unknown[]) => Promise<unknown>;
     (wrapped as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => method.apply(store, args).catch(heard);
+  }
+  if (store.getMany !== undefined) {
+    const getMany = store.getMany;
+    wrapped.getMany = (keys) => getMany.call(store, keys).catch(heard);
   }
   if (store.swapIndexed !== undefined) {
     const swapIndexed = store.swapIndexed;

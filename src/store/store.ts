@@ -10,6 +10,11 @@
 export interface Store {
   /** The value under `key`, or `undefined` (absent or expired). */
   get(key: string): Promise<string | undefined>;
+  /**
+   * The values under `keys`, in their order (`undefined`: absent or expired), in one round trip:
+   * what a sweep that wakes many tasks at once reads. Optional: without it they are read one by one.
+   */
+  getMany?(keys: readonly string[]): Promise<Array<string | undefined>>;
   /** Write `value` only if `key` is absent; `true` when written. */
   add(key: string, value: string, ttlMs: number): Promise<boolean>;
   /**

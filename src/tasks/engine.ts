@@ -71,6 +71,7 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     time,
     update,
     peek: async (id) => (await records.peek(id))?.record,
+    peekMany: records.peekMany,
     newRun: runs.newRun,
     launch: (r) => void runs.launch(r, undefined),
     cancelled: (id) => runs.finish(id, { status: "cancelled" }),

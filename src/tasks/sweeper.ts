@@ -1,6 +1,7 @@
 import type { Listening, Store } from "../store/index.js";
 import { randomPart } from "../util/random-part.js";
 import { listRemovalsOf } from "./record/list-index.js";
+import type { StoredRecord } from "./record/known-records.js";
 import { isTerminal, type TaskRecord } from "./record/record.js";
 import { dueAt, endOfLife, keyOf, LEASES, shareOf, TASKS } from "./record/record-store.js";
 import { readTaskNotice, TASK_FEED } from "./record/task-feed.js";
@@ -42,7 +43,9 @@ const MAX_WAKES = 10_000;
 export interface SweeperParts {
   store: Store;
   time: { sync(): Promise<void>; now(): number; uncertainty(): number };
-  update: (id: string, change: (r: TaskRecord) => TaskRecord | false) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
+  update: (id: string, change: (r: TaskRecord) => TaskRecord | false, charged?: boolean, read?: StoredRecord) => Promise<{ record: TaskRecord | undefined; written: boolean }>;
+  /** The records of many tasks as stored, read together where the store can (those it could not read are absent). */
+  peekMany: (ids: readonly string[]) => Promise<Map<string, StoredRecord>>;
   /** The record as stored, past its end of life too. */
   peek: (id: string) => Promise<TaskRecord | undefined>;
   newRun: transition.NewRun;
@@ -56,7 +59,7 @@ export interface SweeperParts {
 }
 
 /** The sweeper of one engine: `takeOver(id)` / `takeOverDue(id)` for one task, `ensure()` starts the timer, `stop()` ends it. */
-export function createSweeper({ store, time, update, peek, newRun, launch, cancelled, lacks, runningHere, sweepMs }: SweeperParts) {
+export function createSweeper({ store, time, update, peek, peekMany, newRun, launch, cancelled, lacks, runningHere, sweepMs }: SweeperParts) {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
   // One timer, for the earliest wake this instance knows of (store clock); the later ones wait
@@ -133,9 +136,9 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
    * Take over a working task that is due (asleep past its time, or its lease ran out). `false`
    * when its due entry stays as it was (code this instance lacks, a time not certainly past yet).
    */
-  async function takeOver(id: string): Promise<boolean> {
+  async function takeOver(id: string, read?: StoredRecord): Promise<boolean> {
     if (lacks(id)) return false;
-    const taken = await update(id, (r) => transition.wake(r, time.now(), newRun, time.uncertainty()));
+    const taken = await update(id, (r) => transition.wake(r, time.now(), newRun, time.uncertainty()), false, read);
     const now = time.now();
     const due = taken.record === undefined ? undefined : dueAt(taken.record);
     if (taken.written && taken.record) launch(taken.record);
@@ -152,7 +155,7 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
    * due — a sweep, a tasks/get, a signal. A run that asks to be taken over at once (a wait it
    * reached is already satisfied) calls `takeOver` itself.
    */
-  const takeOverDue = async (id: string): Promise<boolean> => (runningHere(id) ? false : takeOver(id));
+  const takeOverDue = async (id: string, read?: StoredRecord): Promise<boolean> => (runningHere(id) ? false : takeOver(id, read));
 
   /**
    * End a task that reached its lifetime without ending (`outlive`): failed, its outcome kept a
@@ -194,8 +197,12 @@ export function createSweeper({ store, time, update, peek, newRun, launch, cance
     // take: code it lacks, another instance's) ends the sweep rather than reading them again.
     for (let batch = 0; ; batch++) {
       const due = await store.due(LEASES, time.now(), DUE_WINDOW);
-      // A batch taken over together: one round trip's wait for the batch, not one per task.
-      const moved = await Promise.all(randomPart(due, DUE_BATCH).map(takeOverDue));
+      // A batch taken over together: one round trip's wait for the batch, not one per task, and
+      // its records read in one (a swap against a record read here is as safe as against one
+      // read alone: a record changed since fails the swap and is read again).
+      const part = randomPart(due, DUE_BATCH).filter((id) => !runningHere(id) && !lacks(id));
+      const read = await peekMany(part);
+      const moved = await Promise.all(part.map((id) => takeOverDue(id, read.get(id))));
       if (due.length <= DUE_BATCH || !moved.includes(true)) break;
       if (batch === 19) {
         again = true;

@@ -69,6 +69,18 @@ describe.each(stores)("$name store", ({ make, elapse, short }) => {
     await store.close();
   });
 
+  it("getMany (a store that has it) reads many keys at once, in their order: absent, expired and repeated keys too", async () => {
+    const store = await make();
+    if (store.getMany === undefined) return void (await store.close());
+    expect(await store.getMany([])).toEqual([]);
+    await store.set("m1", "one", 10_000);
+    await store.set("m2", "two \u00e9\u{1f600}", 10_000);
+    await store.set("m3", "gone soon", short);
+    await elapse(short + 100);
+    expect(await store.getMany(["m2", "absent", "m1", "m3", "m2"])).toEqual(["two \u00e9\u{1f600}", undefined, "one", undefined, "two \u00e9\u{1f600}"]);
+    await store.close();
+  });
+
   it("concurrent adds of one key: exactly one is written", async () => {
     const store = await make();
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.add("race", `v${i}`, 10_000)));

@@ -41,8 +41,9 @@ export function faultyStore(
   let stalledAt: number | undefined;
   const wrapped = {} as Record<string, unknown>;
   // A swap or an add with its index changes is one operation of the store's: failed as a swap, an add.
-  const operations: Array<(typeof OPERATIONS)[number] | "swapIndexed" | "addIndexed"> = [
+  const operations: Array<(typeof OPERATIONS)[number] | "swapIndexed" | "addIndexed" | "getMany"> = [
     ...OPERATIONS,
+    ...(inner.getMany !== undefined ? (["getMany"] as const) : []),
     ...(inner.swapIndexed !== undefined ? (["swapIndexed"] as const) : []),
     ...(inner.addIndexed !== undefined ? (["addIndexed"] as const) : []),
   ];

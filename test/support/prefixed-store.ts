@@ -21,6 +21,7 @@ export function prefixedStore(store: Store, prefix: string): Store {
     members: (index, limit, after) => store.members(prefix + index, limit, after),
     close: async () => {},
   };
+  if (store.getMany !== undefined) view.getMany = (keys) => store.getMany!(keys.map((key) => prefix + key));
   if (store.swapIndexed !== undefined)
     view.swapIndexed = (key, expected, value, ttlMs, notice, changes) =>
       store.swapIndexed!(

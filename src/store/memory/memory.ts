@@ -245,6 +245,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & { r
       const slot = live(key);
       return slot < 0 ? undefined : table.value(slot);
     },
+    async getMany(keys) {
+      return keys.map((key) => {
+        const slot = live(key);
+        return slot < 0 ? undefined : table.value(slot);
+      });
+    },
     async add(key, value, ttlMs) {
       return add(key, value, ttlMs);
     },

@@ -214,6 +214,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const { rows } = await query("get", `SELECT value FROM ${kv} WHERE key = $1 AND expires_at > ${NOW}`, [key]);
       return rows.length > 0 ? String(rows[0]!.value) : undefined;
     },
+    async getMany(keys) {
+      if (keys.length === 0) return [];
+      const { rows } = await query("getMany", `SELECT key, value FROM ${kv} WHERE key = ANY($1::text[]) AND expires_at > ${NOW}`, [keys]);
+      const found = new Map(rows.map((row) => [String(row.key), String(row.value)]));
+      return keys.map((key) => found.get(key));
+    },
     async add(key, value, ttlMs) {
       // Absent or expired: written. The conflict branch updates only an expired row.
       const { rowCount } = await query(

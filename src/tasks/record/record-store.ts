@@ -110,12 +110,36 @@ export function createTaskRecords({
   /** The record as stored, past its end of life too (what only the sweeper's cleanup reads). */
   async function peek(id: string): Promise<{ raw: string; record: TaskRecord } | undefined> {
     const raw = await store.get(keyOf(id));
-    if (raw === undefined) return undefined;
+    return raw === undefined ? undefined : parsedRecord(id, raw);
+  }
+
+  function parsedRecord(id: string, raw: string): StoredRecord {
     const parsed = taskRecord.safeParse(JSON.parse(raw));
     if (!parsed.success) throw new Error(`task ${id}: the stored record is not a task record this version understands`);
     const stored = { raw, record: parsed.data };
     known.remember(id, stored);
     return stored;
+  }
+
+  /**
+   * The records of `ids` as stored, read together where the store can (one round trip for a
+   * sweep's batch of due tasks, each of which `update` would otherwise read alone). Only what
+   * could be read and understood: a task missing here is read by its own `update`.
+   */
+  async function peekMany(ids: readonly string[]): Promise<Map<string, StoredRecord>> {
+    const found = new Map<string, StoredRecord>();
+    if (store.getMany === undefined || ids.length < 2) return found;
+    const raws = await store.getMany(ids.map(keyOf));
+    ids.forEach((id, i) => {
+      const raw = raws[i];
+      if (raw === undefined) return;
+      try {
+        found.set(id, parsedRecord(id, raw));
+      } catch {
+        // Not a record this version understands: its own read says so.
+      }
+    });
+    return found;
   }
 
   /** The task's record, `undefined` when there is no such task (never was, or past its end of life). */
@@ -132,14 +156,15 @@ export function createTaskRecords({
    * before anything is written); lease, cancel and failure writes are not charged — they
    * barely change its size, and refusing them would strand a task.
    */
-  async function update(id: string, change: (r: TaskRecord) => TaskRecord | false, charged = false): Promise<{ record: TaskRecord | undefined; written: boolean }> {
+  async function update(id: string, change: (r: TaskRecord) => TaskRecord | false, charged = false, read?: StoredRecord): Promise<{ record: TaskRecord | undefined; written: boolean }> {
     await time.sync();
     // Growth already counted by an attempt that lost its compare-and-swap: not counted twice.
     let counted = 0;
     for (let attempt = 0; attempt < 50; attempt++) {
-      // First what this instance last read or wrote (no read, if nobody wrote it since); a
-      // refusal or a lost swap on it is not an answer: read the record then.
-      const recalled = attempt === 0 ? known.recall(id) : undefined;
+      // First what this instance last read or wrote (no read, if nobody wrote it since), or what
+      // the caller read just now (`read`: a batch of due tasks read together); a refusal or a
+      // lost swap on it is not an answer: read the record then.
+      const recalled = attempt === 0 ? (read ?? known.recall(id)) : undefined;
       const current: StoredRecord | undefined = recalled !== undefined && endOfLife(recalled.record) > time.now() ? recalled : await load(id);
       if (current === undefined) return { record: undefined, written: false };
       const next = change(current.record);
@@ -183,5 +208,5 @@ export function createTaskRecords({
   /** `record` was just written as `raw` by other means than `update` (a task's start): its next write needs no read. */
   const created = (record: TaskRecord, raw: string) => known.remember(record.id, { raw, record });
 
-  return { load, peek, update, created };
+  return { load, peek, peekMany, update, created };
 }

@@ -1,0 +1,84 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createMemoryStore, createRuntime, createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
+import { closedAfterEach, until } from "../support/instances.js";
+import { testKey } from "../support/keys.js";
+import { sharedStores } from "../support/stores.js";
+
+// Issue 58, point 2 (wake-ups at volume): a sweep that finds many tasks due reads their records
+// together — one store round trip for a batch (`getMany`, where the store has it: memory and
+// PostgreSQL), not one read per task before its take-over. Tasks another instance put to sleep
+// are the case: an instance keeps no record of a task nobody holds.
+
+const keys = [testKey("b", 44)];
+const open = closedAfterEach("wake-batch");
+const kinds = [{ name: "memory", make: async (): Promise<Store> => createMemoryStore(), drop: async () => {} }, ...sharedStores("wake-batch").filter((k) => k.name === "postgres")];
+afterAll(async () => {
+  for (const k of kinds) await k.drop();
+});
+
+const runs = new Map<string, number>();
+const napping = tool({
+  name: "napping",
+  description: "",
+  input: z.object({ n: z.number(), ms: z.number() }),
+  task: "required",
+  async *run({ n, ms }) {
+    yield* step("before", () => void runs.set(`${n}`, (runs.get(`${n}`) ?? 0) + 1));
+    yield* sleep(ms);
+    return `woke ${n}`;
+  },
+});
+
+/** `store` with its reads counted: single reads of task records, and batched reads. */
+function counted(store: Store) {
+  const reads = { single: 0, batched: 0, batchedKeys: 0 };
+  const view = Object.create(store) as Store;
+  view.get = (key) => {
+    if (key.startsWith("task")) reads.single++;
+    return store.get(key);
+  };
+  view.getMany = (ks) => {
+    reads.batched++;
+    reads.batchedKeys += ks.length;
+    return store.getMany!(ks);
+  };
+  return { view, reads };
+}
+
+function instance(store: Store, sweepMs: number): Runtime {
+  const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs, leaseMs: 20_000 } });
+  runtime.define([napping]);
+  open.push(runtime);
+  return runtime;
+}
+const asTask = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+
+describe.each(kinds)("a batch of due tasks on $name", (kind) => {
+  it("120 tasks another instance put to sleep are woken by a sweep that reads their records in batches, each step run once", async () => {
+    const store = await kind.make();
+    expect(store.getMany).toBeTypeOf("function");
+    runs.clear();
+    // The instance that starts them sleeps through it (its sweep 60 s away) and is closed once they sleep.
+    const starter = instance(store, 60_000);
+    const ids = await Promise.all(Array.from({ length: 120 }, (_, n) => starter.callTool(napping, { name: "napping", arguments: { n, ms: 400 } }, asTask)));
+    const admin = createTaskAdmin({ store });
+    const asleep = async () => (await admin.list({ status: "working", limit: 1000 })).length;
+    await until(async () => ((await asleep()) === 120 && runs.size === 120 ? true : undefined), 15_000);
+    await starter.close();
+    const { view, reads } = counted(store);
+    instance(view, 50);
+    const completed = async () => (await admin.list({ status: "completed", limit: 1000 })).length;
+    await until(async () => ((await completed()) === 120 ? true : undefined), 20_000).catch(async (e) => {
+      throw new Error(`${(e as Error).message}: ${await completed()} of 120 completed; reads ${JSON.stringify(reads)}`);
+    });
+    expect(ids).toHaveLength(120);
+    expect([...runs.values()].every((n) => n === 1)).toBe(true);
+    // One read per batch of up to 50, not one per task (120 before); a few single reads remain
+    // for tasks whose batched copy was stale by their swap (another wake of this instance's own).
+    expect(reads.batched).toBeGreaterThanOrEqual(3);
+    expect(reads.batchedKeys).toBeGreaterThanOrEqual(120);
+    expect(reads.single).toBeLessThan(30);
+    await store.close();
+  }, 60_000);
+});
