@@ -13,6 +13,7 @@ import { compareRuns, comparisonLines } from "./compare-runs.js";
 import { httpSection } from "./http-load.js";
 import { updateReadmeBlock } from "./readme-block.js";
 import { PINNED_CPU, QUICK, spreads, unstable } from "./harness.js";
+import { versusQueues } from "./queue-pairs.js";
 import { REALISTIC_SETS, realisticSection } from "./realistic-section.js";
 import { statusLine, statusSection, wakeSection } from "./task-status.js";
 import { codecSection, decompositionSection, instancesSection, replaySection, storeLabel, storeSection, tokenSection } from "./sections.js";
@@ -106,13 +107,29 @@ const volume = await section("live path at volume", async () => {
 });
 const redis = await redisUp();
 const postgres = await postgresUp();
-const { rows: store, redis: redisFloor } = await section(
-  `store (memory${redis ? ", Redis" : "; no Redis reachable, its row is skipped"}${postgres ? ", PostgreSQL" : "; no PostgreSQL reachable, its row is skipped"})`,
-  () => storeSection(runs, redis, postgres),
+const {
+  rows: store,
+  redis: redisFloor,
+  postgres: postgresFloor,
+} = await section(`store (memory${redis ? ", Redis" : "; no Redis reachable, its row is skipped"}${postgres ? ", PostgreSQL" : "; no PostgreSQL reachable, its row is skipped"})`, () =>
+  storeSection(runs, redis, postgres),
 );
 const instances = await section("three instances without affinity", () => instancesSection(runs));
 const http = await section("http", () => httpSection(QUICK ? { runs, periods: 4 } : {}));
 const wakes = QUICK ? [] : await section("wake-ups, per store", () => wakeSection(redis, postgres));
+// The task engine against BullMQ and pg-boss (bench/queue-pairs.ts; `npm run bench:tasks` alone prints it with the HTTP rows).
+const queues =
+  QUICK || !redis || !postgres
+    ? []
+    : await section("tasks vs BullMQ and pg-boss", () =>
+        versusQueues({
+          redisUrl: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
+          postgresUrl: process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+          rounds: 3,
+          seconds: 5,
+          concurrency: 16,
+        }),
+      );
 const status = QUICK ? [] : await section("pushed task status, per store", () => statusSection(redis, postgres));
 
 const at = <T extends { rounds?: number; records?: number }>(rows: T[], key: "rounds" | "records", v: number) => rows.find((r) => r[key] === v)!;
@@ -154,6 +171,24 @@ const targets: Target[] = [
         atMost("Redis store: its CPU per store operation / a bare-socket round trip", redisFloor.vsRawRoundTripPerOperation, 3, "redisVsRawPerOperation", "rawRedis(3"),
       ]
     : []),
+  ...(postgresFloor
+    ? [
+        atMost("postgres round: the store's CPU per operation / a bare parameterised query through pg", postgresFloor.cpuVsRawQueryPerOperation, 1.5, "postgresVsRawPerOperation", "rawPostgres(3"),
+        atMost(
+          "postgres round: the store's wall time per operation / a bare parameterised query through pg",
+          postgresFloor.wallVsRawQueryPerOperation,
+          2,
+          "postgresWallVsRawPerOperation",
+          "rawPostgres(3",
+        ),
+      ]
+    : []),
+  ...queues.map((q) =>
+    atLeast(`tasks vs ${q.rival}: engine calls / ${q.rival} jobs per second, zero-work, 16 callers, ${q.store} (lowest of ${q.ratios.length} paired rounds)`, Math.min(...q.ratios), 1.0, [
+      Math.min(...q.ratios),
+      Math.max(...q.ratios),
+    ]),
+  ),
   atMost("codec, 10 records: signed / HMAC floor", at(codec, "records", 10).signedVsHmacFloor, 1.5, "signedHmac", "hmac(10)"),
   atMost("codec, 10 records: sealed / AES-GCM floor", at(codec, "records", 10).sealedVsGcmFloor, 1.4, "sealedGcm", "hmac(10)"),
   atMost("codec, 100 records: signed / HMAC floor", at(codec, "records", 100).signedVsHmacFloor, 1.2, "signedHmac", "hmac(100)"),
@@ -221,6 +256,8 @@ const results = {
   volume,
   store,
   redisFloor,
+  postgresFloor,
+  queues,
   instances,
   http,
   wakes,
@@ -293,6 +330,16 @@ if (redisFloor)
   lines.push(
     "",
     `Redis: ${f(redisFloor.operationsPerRequest)} store operations per request; the store's own CPU per round (the Redis row less no store) ${f(redisFloor.storeCpuUsPerRound, 1)} µs = ${f(redisFloor.vsRawRoundTrip)}× a bare-socket GET round trip's ${f(redisFloor.rawRoundTripCpuUs, 1)} µs, and per store operation ${f(redisFloor.vsRawRoundTripPerOperation)}×, same run.`,
+  );
+if (postgresFloor)
+  lines.push(
+    "",
+    `PostgreSQL: ${f(postgresFloor.operationsPerRequest)} store operations per request; per operation the store's CPU is ${f(postgresFloor.cpuVsRawQueryPerOperation)}× and its wall time ${f(postgresFloor.wallVsRawQueryPerOperation)}× a bare parameterised \`SELECT $1::text\` through pg (${f(postgresFloor.rawQueryCpuUs, 1)} µs CPU, ${f(postgresFloor.rawQueryWallUs, 1)} µs wall), same run.`,
+  );
+for (const q of queues)
+  lines.push(
+    "",
+    `Tasks vs ${q.rival} (${q.store}), zero-work, 16 callers, ${q.ratios.length} paired rounds: engine ${q.pairs.map((p) => p.engine.perSecond.toFixed(0)).join(", ")} calls/s, ${q.rival} ${q.pairs.map((p) => p.rival.perSecond.toFixed(0)).join(", ")} jobs/s, ratio ${q.ratios.map((r) => r.toFixed(2)).join(", ")}.`,
   );
 lines.push(
   "",

@@ -266,10 +266,23 @@ export interface RedisFloor {
   operationsPerRequest: number;
 }
 
+/**
+ * PostgreSQL against its floor, in the same run: the store's CPU and wall time per store
+ * operation (the PostgreSQL row less the no-store row, over the operations a request makes)
+ * over one bare parameterised query's through `pg` (`rawPostgresQueries`).
+ */
+export interface PostgresFloor {
+  rawQueryCpuUs: number;
+  rawQueryWallUs: number;
+  operationsPerRequest: number;
+  cpuVsRawQueryPerOperation: number;
+  wallVsRawQueryPerOperation: number;
+}
+
 /** Calls a store variant over a connection runs before it may count as warm (see proc.ts `warm`); fewer in a quick run. */
 const STORE_WARM_CALLS = QUICK ? 2000 : 8000;
 
-export async function storeSection(runs: number, redis: boolean, postgres = false): Promise<{ rows: StoreRow[]; redis: RedisFloor | undefined }> {
+export async function storeSection(runs: number, redis: boolean, postgres = false): Promise<{ rows: StoreRow[]; redis: RedisFloor | undefined; postgres: PostgresFloor | undefined }> {
   const rounds = 3;
   const variants = [
     { name: "none", factory: "generator", args: [rounds, null] },
@@ -281,9 +294,15 @@ export async function storeSection(runs: number, redis: boolean, postgres = fals
           { name: "rawRedis", factory: "rawRedisRoundTrips", args: [rounds], warmOps: STORE_WARM_CALLS },
         ]
       : []),
-    ...(postgres ? [{ name: "postgres", factory: "generatorOnStore", args: [rounds, "postgres"], warmOps: STORE_WARM_CALLS }] : []),
+    ...(postgres
+      ? [
+          { name: "postgres", factory: "generatorOnStore", args: [rounds, "postgres"], warmOps: STORE_WARM_CALLS },
+          { name: "rawPostgres", factory: "rawPostgresQueries", args: [rounds], warmOps: STORE_WARM_CALLS },
+        ]
+      : []),
   ];
   const operationsPerRequest = redis ? await storeOperationsPerRequest(rounds, "redis") : 0;
+  const postgresOperationsPerRequest = postgres ? await storeOperationsPerRequest(rounds, "postgres") : 0;
   const r = await repeated(runs, variants, (s) =>
     Object.fromEntries([
       ...variants.flatMap((v) => [
@@ -298,11 +317,17 @@ export async function storeSection(runs: number, redis: boolean, postgres = fals
             ["redisVsRawPerOperation", (cost(s, "redis") - cost(s, "none")) / cost(s, "rawRedis") / operationsPerRequest],
           ]
         : []),
+      ...(postgres
+        ? [
+            ["postgresVsRawPerOperation", (cost(s, "postgres") - cost(s, "none")) / cost(s, "rawPostgres") / postgresOperationsPerRequest],
+            ["postgresWallVsRawPerOperation", (wallCost(s, "postgres") - wallCost(s, "none")) / wallCost(s, "rawPostgres") / postgresOperationsPerRequest],
+          ]
+        : []),
     ]),
   );
   const perRound = (ns: number) => ns / 1e3 / (rounds + 1);
   const rows = variants
-    .filter((v) => v.name !== "rawRedis")
+    .filter((v) => v.name !== "rawRedis" && v.name !== "rawPostgres")
     .map((v) => ({ store: v.name as StoreRow["store"], cpuUsPerRound: perRound(r[`${v.name}Cpu`]!), wallUsPerRound: perRound(r[`${v.name}Wall`]!), vsNone: r[`${v.name}Ratio`]! }));
   const floor = redis
     ? {
@@ -313,5 +338,14 @@ export async function storeSection(runs: number, redis: boolean, postgres = fals
         operationsPerRequest,
       }
     : undefined;
-  return { rows, redis: floor };
+  const postgresFloor = postgres
+    ? {
+        rawQueryCpuUs: perRound(r.rawPostgresCpu!),
+        rawQueryWallUs: perRound(r.rawPostgresWall!),
+        operationsPerRequest: postgresOperationsPerRequest,
+        cpuVsRawQueryPerOperation: r.postgresVsRawPerOperation!,
+        wallVsRawQueryPerOperation: r.postgresWallVsRawPerOperation!,
+      }
+    : undefined;
+  return { rows, redis: floor, postgres: postgresFloor };
 }

@@ -12,10 +12,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { callWithInput, createFetchSender, type Send } from "mcp-yield/client";
-import { createPostgresStore } from "mcp-yield/postgres";
-import { createRedisStore } from "mcp-yield/redis";
-import { bullmqRunner, pgBossRunner } from "./queue-rivals.js";
-import { engineRunner, type Runner, throughput, type Throughput } from "./task-runners.js";
+import { versusQueues } from "./queue-pairs.js";
 
 const REDIS = process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const POSTGRES = process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -71,62 +68,23 @@ async function measure(urls: string[]): Promise<{ callsPerSecond: number; calls:
   return { callsPerSecond: calls / SECONDS, calls, cpuSecondsClient: (used.user + used.system) / 1e6 };
 }
 
-/** The engine on a store against `rival` on the same store: ROUNDS paired runs, each on fresh keys. */
-async function paired(store: string, engine: (round: number) => Promise<Runner>, rival: (round: number) => Promise<Runner>): Promise<string> {
-  const pairs: Array<{ engine: Throughput; rival: Throughput }> = [];
-  let rivalName = "";
-  for (let round = 0; round < ROUNDS; round++) {
-    const got: Partial<Record<"engine" | "rival", Throughput>> = {};
-    for (const side of round % 2 === 0 ? (["engine", "rival"] as const) : (["rival", "engine"] as const)) {
-      const runner = await (side === "engine" ? engine(round) : rival(round));
-      if (side === "rival") rivalName = runner.name;
-      try {
-        got[side] = await throughput(runner, CONCURRENCY, PAIR_SECONDS);
-      } finally {
-        await runner.close();
-      }
-    }
-    pairs.push({ engine: got.engine!, rival: got.rival! });
-  }
-  const range = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
-  const ratios = pairs.map((p) => p.engine.perSecond / p.rival.perSecond);
-  return `| ${store} | ${range(
-    pairs.map((p) => p.engine.perSecond),
-    0,
-  )} | ${rivalName} ${range(
-    pairs.map((p) => p.rival.perSecond),
-    0,
-  )} | **${range(ratios, 2)}×** | ${range(
-    pairs.map((p) => p.engine.cpuMicrosPerCall),
-    0,
-  )} / ${range(
-    pairs.map((p) => p.rival.cpuMicrosPerCall),
-    0,
-  )} |`;
-}
-
-const run = `${process.pid}-${Date.now().toString(36)}`;
-const versus = [
-  await paired(
-    "Redis",
-    async (round) => {
-      const store = await createRedisStore({ url: REDIS, prefix: `mcp-yield-bench-engine:${run}:${round}:` });
-      const runner = engineRunner(store, "engine");
-      return { ...runner, close: async () => (await runner.close(), await store.close()) };
-    },
-    (round) => bullmqRunner(REDIS, `mcp-yield-bench-bullmq-${run}-${round}`, CONCURRENCY),
-  ),
-  await paired(
-    "PostgreSQL",
-    async (round) => {
-      const schema = `bench_engine_${run}_${round}`.replace(/-/g, "_");
-      const store = await createPostgresStore({ connectionString: POSTGRES, schema });
-      const runner = engineRunner(store, "engine");
-      return { ...runner, close: async () => (await runner.close(), await store.close(), await dropSchema(schema)) };
-    },
-    (round) => pgBossRunner(POSTGRES, `bench_pgboss_${run}_${round}`.replace(/-/g, "_"), CONCURRENCY),
-  ),
-];
+const range = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+const versus = (await versusQueues({ redisUrl: REDIS, postgresUrl: POSTGRES, rounds: ROUNDS, seconds: PAIR_SECONDS, concurrency: CONCURRENCY })).map(
+  (v) =>
+    `| ${v.store} | ${range(
+      v.pairs.map((p) => p.engine.perSecond),
+      0,
+    )} | ${v.rival} ${range(
+      v.pairs.map((p) => p.rival.perSecond),
+      0,
+    )} | **${range(v.ratios, 2)}×** | ${range(
+      v.pairs.map((p) => p.engine.cpuMicrosPerCall),
+      0,
+    )} / ${range(
+      v.pairs.map((p) => p.rival.cpuMicrosPerCall),
+      0,
+    )} |`,
+);
 console.log(
   [
     `The task engine alone against the job queue on the same store: ${CONCURRENCY} callers in one process, ${PAIR_SECONDS} s per side, ${ROUNDS} rounds (min–max); a zero-work task or job submitted and awaited.`,
@@ -137,14 +95,6 @@ console.log(
     "",
   ].join("\n"),
 );
-
-async function dropSchema(schema: string): Promise<void> {
-  const { default: pg } = await import("pg");
-  const client = new pg.Client({ connectionString: POSTGRES });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
-}
 
 const rows: string[] = [];
 for (const processes of [1, 3]) {

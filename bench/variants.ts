@@ -14,6 +14,7 @@ import { countGenerator, countStepsGenerator, driveCall, handWrittenAllCount, ha
  */
 
 const secret = new Uint8Array(32).fill(42);
+const POSTGRES_URL = process.env.MCP_YIELD_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const keys: StateKey[] = [{ id: "bench", secret }];
 const info = { clientCapabilities: { elicitation: {} } };
 
@@ -68,10 +69,30 @@ export async function rawRedisRoundTrips(rounds: number): Promise<() => Promise<
   };
 }
 
+/**
+ * The floor of a PostgreSQL round: `rounds + 1` bare parameterised queries (`SELECT $1::text`,
+ * a 64-character value) through `pg` alone, one after another on a pool as the store's —
+ * no store, no statement of ours. What a store operation costs above it is ours and the
+ * server's work for our statement (a write, where this reads).
+ */
+export async function rawPostgresQueries(rounds: number): Promise<() => Promise<number>> {
+  const { default: pg } = await import("pg");
+  const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 10 });
+  const value = "v".repeat(64);
+  return async () => {
+    for (let i = 0; i <= rounds; i++) await pool.query("SELECT $1::text AS v", [value]);
+    return rounds + 1;
+  };
+}
+
 /** Store operations per request of a whole call on `store` (the runtime's, counted). */
-export async function storeOperationsPerRequest(rounds: number, store: "memory" | "redis"): Promise<number> {
+export async function storeOperationsPerRequest(rounds: number, store: "memory" | "redis" | "postgres"): Promise<number> {
   const s: Store =
-    store === "memory" ? createMemoryStore() : await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` });
+    store === "memory"
+      ? createMemoryStore()
+      : store === "postgres"
+        ? await createPostgresStore({ connectionString: POSTGRES_URL, schema: "mcp_yield_bench" })
+        : await createRedisStore({ url: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `mcp-yield-bench:${process.pid}:` });
   let operations = 0;
   const counted = new Proxy(s, {
     get: (target, p) => {
