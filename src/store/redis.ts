@@ -232,6 +232,13 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       const value = await run(prefix + key, ["GET", prefix + key], true);
       return typeof value === "string" ? value : undefined;
     },
+    async getMany(keys) {
+      const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+      if (keys.length === 0) return [];
+      // On a cluster the keys' slots differ: each is read on its own node, all in flight at once.
+      if (cluster) return Promise.all(keys.map(async (key) => text(await run(prefix + key, ["GET", prefix + key], true))));
+      return ((await run(prefix + keys[0]!, ["MGET", ...keys.map((key) => prefix + key)], true)) as unknown[]).map(text);
+    },
     async add(key, value, ttlMs) {
       return (await write(prefix + key, ["SET", prefix + key, value, "PX", ms(ttlMs), "NX"])) === "OK";
     },

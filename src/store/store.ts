@@ -12,7 +12,8 @@ export interface Store {
   get(key: string): Promise<string | undefined>;
   /**
    * The values under `keys`, in their order (`undefined`: absent or expired), in one round trip:
-   * what a sweep that wakes many tasks at once reads. Optional: without it they are read one by one.
+   * what a sweep that wakes many tasks at once reads (a Redis Cluster reads each on its slot's
+   * node, all in flight). Optional: without it they are read one by one.
    */
   getMany?(keys: readonly string[]): Promise<Array<string | undefined>>;
   /** Write `value` only if `key` is absent; `true` when written. */
