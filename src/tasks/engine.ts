@@ -229,9 +229,15 @@ export function createTaskEngine({ store, options, report, clock, time, bytes, s
     async close() {
       const stopping = Promise.all([sweeper.stop(), watches.close()]);
       runs.shutdownAll();
-      // Code that ignores its signal is not waited for past the grace period.
+      // Every run, those a sweep in flight launches too (each hands its task back at once):
+      // once close resolves, nothing of this instance touches the store. Code that ignores its
+      // signal is not waited for past the grace period.
+      const settled = (async () => {
+        await sweeper.idle();
+        for (let inFlight = runs.inFlight(); inFlight.length > 0; inFlight = runs.inFlight()) await Promise.allSettled(inFlight);
+      })();
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.allSettled(runs.inFlight()), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      await Promise.race([settled, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
       clearTimeout(timer);
       await stopping;
     },

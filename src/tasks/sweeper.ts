@@ -137,7 +137,7 @@ export function createSweeper({ store, time, update, peek, peekMany, newRun, lau
    * when its due entry stays as it was (code this instance lacks, a time not certainly past yet).
    */
   async function takeOver(id: string, read?: StoredRecord): Promise<boolean> {
-    if (lacks(id)) return false;
+    if (lacks(id) || stopped) return false;
     const taken = await update(id, (r) => transition.wake(r, time.now(), newRun, time.uncertainty()), false, read);
     const now = time.now();
     const due = taken.record === undefined ? undefined : dueAt(taken.record);
@@ -203,7 +203,7 @@ export function createSweeper({ store, time, update, peek, peekMany, newRun, lau
       const part = randomPart(due, DUE_BATCH).filter((id) => !runningHere(id) && !lacks(id));
       const read = await peekMany(part);
       const moved = await Promise.all(part.map((id) => takeOverDue(id, read.get(id))));
-      if (due.length <= DUE_BATCH || !moved.includes(true)) break;
+      if (stopped || due.length <= DUE_BATCH || !moved.includes(true)) break;
       if (batch === 19) {
         again = true;
         break;
@@ -214,7 +214,7 @@ export function createSweeper({ store, time, update, peek, peekMany, newRun, lau
     // ended ends now, with an outcome to read; one that has leaves the list once its record is
     // gone. Up to 25 at a time, and on while there are more (up to 500 a sweep per instance):
     // tasks end as fast as they start.
-    for (let batch = 0; batch < 20; batch++) {
+    for (let batch = 0; batch < 20 && !stopped; batch++) {
       const due = await store.due(TASKS, time.now(), 25);
       for (const id of due) {
         const found = await outlive(id);
@@ -255,7 +255,7 @@ export function createSweeper({ store, time, update, peek, peekMany, newRun, lau
         );
     },
     wakeAt,
-    /** Stop the timers and the feed's listener (resolves once it is closed). */
+    /** Stop the timers and the feed's listener (resolves once it is closed); a sweep under way stops at its next batch. */
     async stop(): Promise<void> {
       stopped = true;
       if (timer !== undefined) clearInterval(timer);
@@ -263,6 +263,10 @@ export function createSweeper({ store, time, update, peek, peekMany, newRun, lau
       const open = listening;
       listening = undefined;
       await open?.close().catch(() => {});
+    },
+    /** Resolves once no sweep is under way (after `stop`: for good). */
+    async idle(): Promise<void> {
+      while (sweeping !== undefined) await sweeping;
     },
   };
 }

@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMemoryStore, createRuntime, createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
+import { createRuntime, createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
 import { closedAfterEach, until } from "../support/instances.js";
 import { testKey } from "../support/keys.js";
-import { sharedStores } from "../support/stores.js";
+import { instanceStores } from "../support/stores.js";
 
 // Issue 58, point 2 (wake-ups at volume): a sweep that finds many tasks due reads their records
 // together — one store operation for a batch (`getMany`: one statement on PostgreSQL, one MGET
@@ -12,10 +12,7 @@ import { sharedStores } from "../support/stores.js";
 
 const keys = [testKey("b", 44)];
 const open = closedAfterEach("wake-batch");
-const kinds = [{ name: "memory", make: async (): Promise<Store> => createMemoryStore(), drop: async () => {} }, ...sharedStores("wake-batch")];
-afterAll(async () => {
-  for (const k of kinds) await k.drop();
-});
+const kinds = instanceStores("wake-batch");
 
 const runs = new Map<string, number>();
 const napping = tool({

@@ -69,11 +69,21 @@ export function createTaskRuns(parts: RunParts) {
 
   const { finish, prepare, settle, settleFailure } = createRunEnds({ me, defs, update, report, parked, clock, ttlMs, time, due, lack });
 
+  // Set by a shutdown: a task taken over after it (a sweep, a signal or a start in flight when
+  // the instance began to close) is handed back at once rather than run by a closing instance.
+  let shutDown = false;
+
   function launch(record: TaskRecord, resume: Parked | undefined): Promise<void> {
-    const run = drive(record, resume).catch((error: unknown) => report(error, infoOf(record)));
+    const started = shutDown ? handBackUnrun(record) : drive(record, resume);
+    const run = started.catch((error: unknown) => report(error, infoOf(record)));
     runs.add(run);
     void run.finally(() => runs.delete(run));
     return run;
+  }
+
+  /** A task leased here after the shutdown: its lease released, so another instance takes it over at once (a store that fails: at the lease's end). */
+  async function handBackUnrun(record: TaskRecord): Promise<void> {
+    await update(record.id, (r) => transition.release(r, holderOf(record.lease?.run))).catch(() => {});
   }
 
   /** Run the task (leased by this instance) until it parks on asks or ends. */
@@ -244,6 +254,7 @@ export function createTaskRuns(parts: RunParts) {
     cancel: (id: string) => running.get(id)?.cancel(),
     /** Stop every run here for a shutdown: each hands its task back. */
     shutdownAll: () => {
+      shutDown = true;
       for (const r of running.values()) r.shutdown();
     },
     /** Every run under way here. */
