@@ -1,5 +1,5 @@
 import { afterAll, afterEach } from "vitest";
-import type { Store } from "mcp-yield";
+import { createRuntime, type Runtime, type StateCodecOptions, type Store, type ToolDefinition } from "mcp-yield";
 import { dropPrefix, redisAvailable } from "./redis.js";
 
 /**
@@ -47,4 +47,15 @@ export async function until<T>(what: () => Promise<T | undefined>, ms = 8000): P
     if (Date.now() > end) throw new Error(`the condition was not reached within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * An instance that runs `tools` as tasks on `store` — leases of 20 s, a sweep every `sweepMs` —
+ * closed after the test with the rest of `open`.
+ */
+export function sweepingInstance(open: Array<{ close(): Promise<void> }>, keys: StateCodecOptions["keys"], tools: ToolDefinition[], store: Store, sweepMs: number): Runtime {
+  const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs, leaseMs: 20_000 } });
+  runtime.define(tools);
+  open.push(runtime);
+  return runtime;
 }

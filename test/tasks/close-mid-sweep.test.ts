@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
-import { closedAfterEach, until } from "../support/instances.js";
+import { createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
+import { closedAfterEach, sweepingInstance, until } from "../support/instances.js";
+import { TASKS_INFO } from "../support/signal-tasks.js";
 import { testKey } from "../support/keys.js";
 import { instanceStores } from "../support/stores.js";
 
@@ -30,13 +31,8 @@ const napping = tool({
   },
 });
 
-function instance(store: Store, sweepMs: number): Runtime {
-  const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs, leaseMs: 20_000 } });
-  runtime.define([napping]);
-  open.push(runtime);
-  return runtime;
-}
-const asTask = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+const instance = (store: Store, sweepMs: number): Runtime => sweepingInstance(open, keys, [napping], store, sweepMs);
+const asTask = TASKS_INFO;
 
 /**
  * `store` with its compare-and-swaps held until `release()` once `hold()` was called, and every

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
-import { closedAfterEach, until } from "../support/instances.js";
+import { createTaskAdmin, type Runtime, sleep, step, type Store, tool } from "mcp-yield";
+import { closedAfterEach, sweepingInstance, until } from "../support/instances.js";
+import { TASKS_INFO } from "../support/signal-tasks.js";
 import { testKey } from "../support/keys.js";
 import { instanceStores } from "../support/stores.js";
 
@@ -43,13 +44,8 @@ function counted(store: Store) {
   return { view, reads };
 }
 
-function instance(store: Store, sweepMs: number): Runtime {
-  const runtime = createRuntime({ state: { keys }, store, onError: () => {}, tasks: { sweepMs, leaseMs: 20_000 } });
-  runtime.define([napping]);
-  open.push(runtime);
-  return runtime;
-}
-const asTask = { clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+const instance = (store: Store, sweepMs: number): Runtime => sweepingInstance(open, keys, [napping], store, sweepMs);
+const asTask = TASKS_INFO;
 
 describe.each(kinds)("a batch of due tasks on $name", (kind) => {
   it("120 tasks another instance put to sleep are woken by a sweep that reads their records in batches, each step run once", async () => {
