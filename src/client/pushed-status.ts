@@ -1,5 +1,6 @@
 import type { GetTaskResult } from "../wire/index.js";
 import { ClientError } from "./errors.js";
+import { retryableRefusal } from "./retry.js";
 import { listenToTask } from "./task-listen.js";
 import type { TaskListener } from "./types.js";
 
@@ -62,7 +63,11 @@ export async function pushedStatus(listener: TaskListener, taskId: string, signa
       try {
         return await open();
       } catch (error) {
-        if (error instanceof ClientError && error.reason === "rpc_error") return false;
+        // A refusal for good (the server does not serve listens) means polling; one the same
+        // listen gets past (its store did not answer in time, under load) is tried again, as a
+        // broken stream is: giving up on it turned a one-second blip into polling for the
+        // task's whole life.
+        if (error instanceof ClientError && error.reason === "rpc_error" && !retryableRefusal(error)) return false;
         if (++failures >= MAX_FAILED_LISTENS) return false;
       }
       await new Promise((resolve) => setTimeout(resolve, reopenDelay(failures)));

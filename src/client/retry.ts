@@ -6,6 +6,12 @@ import type { Send } from "./types.js";
 /** Reasons a server gives for a failure the very same request gets past (single use keeps the rest). */
 const RETRYABLE = new Set(["round_in_progress", "idempotency_in_progress", "store_unavailable", "request_aborted", "code_unknown"]);
 
+/** Whether the server refused with a reason that the very same request gets past (its store was unavailable, say). */
+export function retryableRefusal(error: ClientError): boolean {
+  const reason = (error.rpc?.data as { reason?: unknown } | undefined)?.reason;
+  return error.reason === "rpc_error" && typeof reason === "string" && RETRYABLE.has(reason);
+}
+
 /** How long to wait before a repeat: what the server asked for (bounded), else a short backoff. */
 function delayOf(error: ClientError, attempt: number): number {
   const asked = (error.rpc?.data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
@@ -25,8 +31,7 @@ export async function sendRetrying(send: Send, method: string, params: Record<st
       return await send(method, params);
     } catch (error) {
       if (!(error instanceof ClientError) || attempt >= o.retries || o.signal?.aborted) throw error;
-      const reason = (error.rpc?.data as { reason?: unknown } | undefined)?.reason;
-      const again = error.reason === "rpc_error" ? typeof reason === "string" && RETRYABLE.has(reason) : error.reason === "transport" && o.keyed;
+      const again = error.reason === "rpc_error" ? retryableRefusal(error) : error.reason === "transport" && o.keyed;
       if (!again) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayOf(error, attempt)));
     }

@@ -14,13 +14,20 @@ afterEach(async () => {
 const handlers: InputHandlers = { elicit: () => ({ action: "accept", content: { ok: true } }) };
 
 /** A sender to `instance` that counts requests by method and can break the listens' streams. */
-function countingSender(instance: ListenInstance, options: { breakListenAfterBytes?: number } = {}) {
+function countingSender(instance: ListenInstance, options: { breakListenAfterBytes?: number; refuseListens?: { times: number; reason: string } } = {}) {
   const counts = new Map<string, number>();
   let broken = 0;
   const fetchIn = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = new Request(url, init);
     const method = request.headers.get("mcp-method") ?? "";
     counts.set(method, (counts.get(method) ?? 0) + 1);
+    const refuse = options.refuseListens;
+    if (method === "subscriptions/listen" && refuse !== undefined && counts.get(method)! <= refuse.times) {
+      // What the server answers when the listen's read of the task failed (its store timed out).
+      const { id } = (await request.json()) as { id: unknown };
+      const error = { code: -32603, message: "The server's store is unavailable; try again later", data: { reason: refuse.reason } };
+      return Response.json({ jsonrpc: "2.0", id, error });
+    }
     const response = await instance.handler.fetch(request);
     const limit = options.breakListenAfterBytes;
     if (method !== "subscriptions/listen" || limit === undefined || broken > 0 || response.body === null) return response;
@@ -74,6 +81,26 @@ describe("the client loop listening for a task's status", () => {
     expect(result.content[0]!.text).toBe("a=true b=true");
     expect(sender.get("subscriptions/listen")).toBe(2);
     expect(sender.get("tasks/get")).toBe(0);
+  });
+
+  it("opens the listen again when the server refuses it for a moment (its store unavailable), and completes without polling", async () => {
+    const instance = listenInstance();
+    open.push(instance);
+    const sender = countingSender(instance, { refuseListens: { times: 2, reason: "store_unavailable" } });
+    const result = await callWithInput<{ content: Array<{ text: string }> }>(sender.send, "tools/call", { name: "two_asks", arguments: {} }, handlers, { minPollIntervalMs: 10 });
+    expect(result.content[0]!.text).toBe("a=true b=true");
+    expect(sender.get("subscriptions/listen")).toBe(3);
+    expect(sender.get("tasks/get")).toBe(0);
+  });
+
+  it("polls when the server refuses the listen for a reason a repeat does not get past", async () => {
+    const instance = listenInstance();
+    open.push(instance);
+    const sender = countingSender(instance, { refuseListens: { times: 1, reason: "store_misconfigured" } });
+    const result = await callWithInput<{ content: Array<{ text: string }> }>(sender.send, "tools/call", { name: "two_asks", arguments: {} }, handlers, { minPollIntervalMs: 10 });
+    expect(result.content[0]!.text).toBe("a=true b=true");
+    expect(sender.get("subscriptions/listen")).toBe(1);
+    expect(sender.get("tasks/get")).toBeGreaterThan(0);
   });
 
   it("polls as before when the server does not push task status (the SDK's handler alone)", async () => {
