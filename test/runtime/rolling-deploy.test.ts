@@ -79,15 +79,21 @@ describe.each(stores)("a rolling deploy on %s: v1 and v2 instances, requests rou
       instances.push({ runtime, defs: new Map(defs.map((d) => [d.name, d])), v2 });
     }
     let handedBack = 0;
-    /** Send to a random instance until one can run it (code_unknown: another may). */
+    /**
+     * Send to a random instance until one can run it (code_unknown: another may), and again
+     * after a store that did not answer in time (store_unavailable, on a loaded machine), as the
+     * client loop does: the same request, which the server answers once.
+     */
     const routed = async <T>(send: (i: Instance) => Promise<T>): Promise<{ value: T; by: Instance }> => {
       for (let tries = 0; ; tries++) {
         const by = instances[Math.floor(Math.random() * instances.length)]!;
         try {
           return { value: await send(by), by };
         } catch (error) {
-          if (reasonOf(error) !== "code_unknown" || tries > 60) throw error;
-          handedBack++;
+          const reason = reasonOf(error);
+          if ((reason !== "code_unknown" && reason !== "store_unavailable") || tries > 60) throw error;
+          if (reason === "code_unknown") handedBack++;
+          else await new Promise((resolve) => setTimeout(resolve, 100));
         }
       }
     };
