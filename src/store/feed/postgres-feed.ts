@@ -8,9 +8,14 @@ import type { FeedListener, Listening } from "../store.js";
 // (PgBouncer's usual setting) hands each statement to any server connection, so LISTEN there hears
 // nothing: a probe NOTIFY sent through the store's pool must come back on the listening
 // connection within the time limit, or the listener closes and says the store polls instead.
+// A probe whose NOTIFY failed (a server too loaded to answer within the store's timeout, as an
+// instance starts) tells nothing about a pooler: it is sent again, and if none could be sent the
+// listen stays open — taking that for a pooler cost an instance its notices for its whole life.
 
 /** A NOTIFY payload the probe sends: never a notice of the runtime's (those are JSON). */
 const PROBE = "mcp-yield-feed-probe:";
+/** Probes sent at most, while their NOTIFY fails (50 ms, then 100 ms, between them). */
+const PROBE_TRIES = 3;
 
 /** Where the listening connection comes from, and how notices are sent (the store's pool). */
 export interface PostgresFeedParts {
@@ -69,18 +74,26 @@ export async function listenPostgres({ connect, notify, timeoutMs, warn }: Postg
     const first = await open();
     adopt(first);
     // Does a notice sent through the pool reach this connection? Not through a transaction pooler.
-    const payload = PROBE + randomUuid();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const heard = await Promise.race([
-      new Promise<boolean>((resolve) => {
-        probe = { payload, heard: () => resolve(true) };
-        notify(channel, payload).catch(() => resolve(false));
-      }),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 2 * timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    probe = undefined;
-    if (!heard) {
+    let verdict: ProbeVerdict = "failed";
+    for (let tries = 0; tries < PROBE_TRIES && verdict === "failed"; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50 * tries));
+      verdict = await new Promise<ProbeVerdict>((resolve) => {
+        const timer = setTimeout(() => resolve("unheard"), 2 * timeoutMs);
+        const end = (v: ProbeVerdict) => {
+          clearTimeout(timer);
+          resolve(v);
+        };
+        const payload = PROBE + randomUuid();
+        probe = { payload, heard: () => end("heard") };
+        notify(channel, payload).catch(() => end("failed"));
+      });
+      probe = undefined;
+    }
+    if (verdict === "failed")
+      warn(
+        `mcp-yield: the PostgreSQL store could not send a NOTIFY through its pool to check that notices arrive (${PROBE_TRIES} tries): it listens all the same. Through a pooler in transaction mode (PgBouncer) they would not arrive, and tasks are then found by polling only (sweepMs).`,
+      );
+    if (verdict === "unheard") {
       warn(
         `mcp-yield: PostgreSQL did not deliver a NOTIFY sent through the store's pool to its LISTEN connection within ${2 * timeoutMs} ms — a pooler in transaction mode (PgBouncer) is in between: tasks are found by polling only (sweepMs). For notices, give the store a direct connection (connectionString to PostgreSQL itself) or a session-mode pool.`,
       );
@@ -105,6 +118,9 @@ export async function listenPostgres({ connect, notify, timeoutMs, warn }: Postg
     },
   };
 }
+
+/** What a probe found: its notice came back, it did not within the time limit, or its NOTIFY failed. */
+type ProbeVerdict = "heard" | "unheard" | "failed";
 
 /** A notify channel name for the store's `channel` in `namespace` (schema and table prefix): ≤ 63 bytes, PostgreSQL's identifier limit. */
 export function postgresChannel(namespace: string, channel: string): string {
