@@ -26,8 +26,11 @@ const PAUSE_MS = LEASE_MS + 2 * SWEEP_MS + 50;
 // A run begins a step only with at least half its lease ahead (the engine renews first): an
 // operation or event-loop stall longer than that can lose the lease with the step in flight.
 const NATURAL_STALL_MS = LEASE_MS / 2;
-// How long a call has to end, besides the time the machine itself stalled.
+// How long a call has to end, besides the time the machine itself stalled — up to three times
+// as long again: on a machine stalling all the time the stalls would otherwise stretch the
+// limit as fast as time passes, and a call really stuck would never be called stuck.
 const CALL_MS = 15_000;
+const STALLS_COUNTED_MS = 3 * CALL_MS;
 // Runs in flight at once. Each run has a namespace of the store and instances of its own (nothing
 // else is shared but the signing keys), and a run spends nearly all its time waiting — on a stall
 // past the lease, a sleep, a retry delay, a signal's timeout. Four at a time took a quarter of the
@@ -90,7 +93,7 @@ async function runOnce(makeStore: () => Promise<Store>, shape: Shape, fault?: { 
   const limits = {
     requests: 200,
     get ms() {
-      return CALL_MS + coveredMs(naturalStalls(slow, lag.stalls));
+      return CALL_MS + Math.min(STALLS_COUNTED_MS, coveredMs(naturalStalls(slow, lag.stalls)));
     },
   };
   const result = await drive(runtime, def, shape, watch, limits, operator);
