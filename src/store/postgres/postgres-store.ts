@@ -4,7 +4,10 @@ import { bounded, redact } from "../bounded.js";
 import { listenPostgres, postgresChannel } from "../feed/postgres-feed.js";
 import { createPostgresNotifier } from "../feed/postgres-notifier.js";
 import { sharedFeed } from "../feed/shared-feed.js";
-import { type IndexChange, type Notice, type Store, StoreError } from "../store.js";
+import { swapGroups } from "./swap-groups.js";
+import { indexArrays, swapStatements } from "./swap-statements.js";
+import type { IndexChange, Notice, Store } from "../store.js";
+import { StoreError } from "../store.js";
 
 /** The part of a node-postgres pool (or client) the store uses. */
 export interface PostgresQueryable {
@@ -192,21 +195,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     return replaced;
   };
 
-  /**
-   * Index changes as data-modifying CTEs that act only when the write `w` before them did (each
-   * runs whether or not the query reads it; EXISTS gates it on w): one statement, one commit.
-   * Their five parameters (`indexArrays`) start at `$first`.
-   */
-  const gatedIndexChanges = (first: number) => {
-    const [idx, member, at, goneIdx, goneMember] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
-    return `gone AS (DELETE FROM ${due} d USING unnest(${goneIdx}::text[], ${goneMember}::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member AND EXISTS (SELECT 1 FROM w)),
-         added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest(${idx}::text[], ${member}::text[], ${at}::float8[]) AS a(idx, member, at) WHERE EXISTS (SELECT 1 FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)`;
-  };
-
-  const swap: Store["swap"] = async (key, expected, value, ttlMs, notice) => {
-    // A concurrent swap waits for the row lock, then re-checks the value: one of them wins.
-    const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
-    return announced((await query("swap", update, [key, expected, text("value", value), ms(ttlMs)])).rowCount === 1, notice);
+  const statements = swapStatements({ query, kv, due, now: NOW });
+  const { gatedIndexChanges } = statements;
+  const groups = swapGroups(statements.one, statements.many);
+  const swapIndexed = async (key: string, expected: string, value: string, ttlMs: number, notice: Notice | undefined, changes: readonly IndexChange[]) => {
+    const checked = { key, expected, value: text("value", value), ttlMs: ms(ttlMs), changes };
+    // No stored value holds a NUL (text refuses it), so such an expected value is never there.
+    return announced(!expected.includes("\u0000") && (await groups.swap(checked)), notice);
   };
 
   return {
@@ -229,7 +224,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       );
       return rowCount === 1;
     },
-    swap,
+    swap: (key, expected, value, ttlMs, notice) => swapIndexed(key, expected, value, ttlMs, notice, []),
     async addIndexed(key, value, ttlMs, changes, limit) {
       // `add` and `index` in one statement, one commit, as swapIndexed does for `swap` — and
       // the limit's count in it too (as `size` counts; as racy as a count before the add).
@@ -246,12 +241,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       ]);
       return rowCount === 1;
     },
-    async swapIndexed(key, expected, value, ttlMs, notice, changes) {
-      if (changes.length === 0) return swap(key, expected, value, ttlMs, notice);
-      const update = `UPDATE ${kv} SET value = $3, expires_at = ${NOW} + $4 WHERE key = $1 AND value = $2 AND expires_at > ${NOW}`;
-      const { rowCount } = await query("swap", `WITH w AS (${update} RETURNING 1), ${gatedIndexChanges(5)} SELECT 1 FROM w`, [key, expected, text("value", value), ms(ttlMs), ...indexArrays(changes)]);
-      return announced(rowCount === 1, notice);
-    },
+    swapIndexed,
     // One LISTEN connection per channel for every instance on this store object (feed/shared-feed.ts).
     listen: sharedFeed(async (channel, listener) => {
       const config = options.connectionString !== undefined ? { connectionString: options.connectionString } : (options.pool as { options?: pg.ClientConfig }).options;
@@ -337,19 +327,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return now;
     },
     async close() {
+      groups.flush();
       clearInterval(purge);
       await purging;
       await notifier.drained();
       await owned?.end();
     },
   };
-}
-
-/** Index changes as the five arrays the statements unnest: additions (index, member, time), then removals (index, member). */
-function indexArrays(changes: readonly IndexChange[]): [string[], string[], number[], string[], string[]] {
-  const adds = changes.filter((c) => c.at !== null);
-  const removes = changes.filter((c) => c.at === null);
-  return [adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at!), removes.map((c) => c.index), removes.map((c) => c.member)];
 }
 
 /** `text` as a dollar-quoted SQL string literal (the statements are ours; no `$q$` inside them). */
