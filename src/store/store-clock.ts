@@ -14,7 +14,8 @@ export interface StoreClock {
   now(): number;
   /**
    * How far `now()` may be from the store's clock, in milliseconds: half the round trip of the
-   * measurement in use, and 0 for a store without a clock of its own. Two instances' `now()`
+   * measurement in use, grown by the clocks' drift since it was taken, and 0 for a store without
+   * a clock of its own. Two instances' `now()`
    * can differ by both their uncertainties, so a lease is judged with them: an instance counts
    * its own lease as ending this much sooner, and another's as ending this much later.
    */
@@ -40,27 +41,39 @@ export interface StoreClockOptions {
 /** The store's clock as this instance sees it (see `StoreClock`). */
 export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTripMs = 200 }: StoreClockOptions): StoreClock {
   let offset = 0;
+  /** When the offset in use was measured (its uncertainty grows from then), and when the clock was last measured at all. */
   let measured = -Infinity;
+  let checked = -Infinity;
   // Until a measurement succeeds the local clock stands in, as uncertain as the worst kept one.
-  let uncertainty = store.time === undefined ? 0 : maxRoundTripMs / 2;
+  let measuredUncertainty = store.time === undefined ? 0 : maxRoundTripMs / 2;
+  const uncertainty = () => (measured === -Infinity ? measuredUncertainty : measuredUncertainty + (local() - measured) * DRIFT_PER_MS);
   let measuring: Promise<void> | undefined;
   const measure = async () => {
     const sent = local();
     const theirs = await store.time!();
     const back = local();
     if (back - sent > maxRoundTripMs) return;
+    checked = back;
     // The store read its clock somewhere in the round trip: the middle is the best guess.
-    offset = theirs - (sent + back) / 2;
+    const candidate = theirs - (sent + back) / 2;
     // Half the round trip either way, and a millisecond for the store's whole-ms clock and now()'s floor.
-    uncertainty = (back - sent) / 2 + 1;
+    const candidateUncertainty = (back - sent) / 2 + 1;
+    // A measurement over a slow round trip (a busy moment) is less exact than one kept from a
+    // quiet moment: the kept one stays while it is the tighter, unless the two disagree (the
+    // store's clock was set): every wait on the clock is longer by its uncertainty.
+    const kept = uncertainty();
+    const agree = Math.abs(candidate - offset) <= candidateUncertainty + kept;
+    if (measured !== -Infinity && agree && kept < candidateUncertainty) return;
+    offset = candidate;
+    measuredUncertainty = candidateUncertainty;
     measured = back;
   };
   return {
     // Whole milliseconds: times written into records and tokens read as the store would write them.
     now: () => Math.floor(local() + offset),
-    uncertainty: () => uncertainty,
+    uncertainty,
     sync() {
-      if (store.time === undefined || local() - measured < resyncMs) return Promise.resolve();
+      if (store.time === undefined || local() - checked < resyncMs) return Promise.resolve();
       measuring ??= measure()
         .catch(() => {})
         .finally(() => (measuring = undefined));
@@ -68,6 +81,9 @@ export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTrip
     },
   };
 }
+
+/** How fast a kept measurement grows less exact: the most two clocks may drift apart (NTP slews a clock by at most 500 ppm). */
+const DRIFT_PER_MS = 0.0005;
 
 /** A monotonic clock in milliseconds since the epoch: the process's start time plus the time it has run. */
 export const monotonicNow = (): number => performance.timeOrigin + performance.now();

@@ -46,6 +46,44 @@ describe("store clock", () => {
     expect(clock.now() - local).toBe(offset);
   });
 
+  it("keeps a measurement from a quiet moment over a later one from a busy moment, unless the store's clock was set", async () => {
+    let trip = 4;
+    let storeAhead = 5_000;
+    const answer = async () => {
+      const at = local + storeAhead;
+      local += trip;
+      return at;
+    };
+    const clock = createStoreClock({ store: store(answer), local: () => local, resyncMs: 100, maxRoundTripMs: 200 });
+    await clock.sync();
+    expect(clock.uncertainty()).toBe(3); // a 4 ms round trip
+    const offset = clock.now() - local;
+    expect(offset).toBe(4_998); // the store 5 s ahead, read as the request left: against the trip's middle
+    // 10 s on, a measurement over a 150 ms round trip (±76 ms) agrees with the kept one (±8 ms
+    // by now: 500 ppm of drift): the kept one stays, and waits on the clock stay short.
+    local += 10_000;
+    expect(clock.uncertainty()).toBe(8);
+    trip = 150;
+    await clock.sync();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(clock.now() - local).toBe(offset);
+    expect(clock.uncertainty()).toBeCloseTo(8.075, 3);
+    // The store's clock set a second forward: the new measurement disagrees, and is taken however wide.
+    local += 1_000;
+    storeAhead += 1_000;
+    await clock.sync();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(clock.now() - local).toBe(6_000 - 75);
+    expect(clock.uncertainty()).toBe(76);
+    // A quiet moment again: tighter, so taken.
+    local += 1_000;
+    trip = 2;
+    await clock.sync();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(clock.uncertainty()).toBe(2);
+    expect(clock.now() - local).toBe(6_000 - 1);
+  });
+
   it("leaves a store without a clock (the in-memory one) on the instance's clock", async () => {
     const clock = createStoreClock({ store: createMemoryStore(), local: () => 42 });
     await clock.sync();
