@@ -142,11 +142,22 @@ export async function deployedStores(file: string): Promise<Array<readonly [stri
 /**
  * For tests of several instances on one store: memory — one store object the instances share (one
  * process), as they share a server otherwise — and the shared kinds, whose `make` opens another
- * connection (another instance). Their namespaces are dropped after the file; call at the top level.
+ * connection (another instance). With `cluster`, a Redis Cluster too (3 masters, 3 replicas),
+ * started at the first `make` of a test that runs on it. Their namespaces are dropped (the
+ * cluster stopped) after the file; call at the top level.
  */
-export function instanceStores(file: string): Array<{ name: string; make: () => Promise<Store>; drop: () => Promise<void> }> {
+export function instanceStores(file: string, want: { cluster?: boolean } = {}): Array<{ name: string; make: () => Promise<Store>; drop: () => Promise<void> }> {
   let shared: Store | undefined;
   const kinds = [{ name: "memory", make: async (): Promise<Store> => (shared ??= createMemoryStore()), drop: async () => {} }, ...sharedStores(file)];
+  if (want.cluster === true && redisClusterAvailable) {
+    let cluster: ReturnType<typeof startRedisCluster> | undefined;
+    const prefix = testPrefix(`${file}-cluster`);
+    kinds.push({
+      name: "redis cluster",
+      make: async () => createRedisStore({ clusterUrls: [(await (cluster ??= startRedisCluster())).urls[0]!], prefix, onWarning: () => {} }),
+      drop: async () => (await cluster)?.stop(),
+    });
+  }
   afterAll(async () => {
     for (const k of kinds) await k.drop();
   });

@@ -13,7 +13,7 @@ import { instanceStores } from "../support/stores.js";
 
 const keys = [testKey("b", 44)];
 const open = closedAfterEach("wake-batch");
-const kinds = instanceStores("wake-batch");
+const kinds = instanceStores("wake-batch", { cluster: true });
 
 const runs = new Map<string, number>();
 const napping = tool({

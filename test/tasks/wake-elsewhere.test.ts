@@ -11,7 +11,7 @@ import { instanceStores } from "../support/stores.js";
 
 const keys = [testKey("e", 44)];
 const open = closedAfterEach("wake-elsewhere");
-const kinds = instanceStores("wake-elsewhere");
+const kinds = instanceStores("wake-elsewhere", { cluster: true });
 
 const LEASE_MS = 1_500;
 const ranBy: string[] = [];

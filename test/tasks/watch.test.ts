@@ -17,7 +17,7 @@ import { instanceStores } from "../support/stores.js";
 const keys = [testKey("w", 58)];
 const caps = { clientCapabilities: { extensions: { [TASKS]: {} }, elicitation: {} } };
 const open = closedAfterEach("watch");
-const kinds = instanceStores("watch");
+const kinds = instanceStores("watch", { cluster: true });
 
 function instance(store: Store, pollIntervalMs = 500): Runtime {
   const runtime = createRuntime({ state: { keys }, store, tasks: { pollIntervalMs }, onError: () => {} });
