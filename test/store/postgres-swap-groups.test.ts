@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema } from "../support/postgres.js";
 
 // The PostgreSQL store sends the compare-and-swaps asked for in one turn of the event loop as one
-// statement (src/store/postgres/swap-groups.ts). Each swap must still be exactly what it is alone:
+// statement (src/store/postgres/turn-batches.ts). Each swap must still be exactly what it is alone:
 // replaced only when its own expected value is there, its index changes and its notice only then,
 // a row never written twice by one statement, two instances' groups over the same rows never in a
 // deadlock, and a failed statement failing each of its swaps rather than answering for them.
@@ -74,6 +74,56 @@ describe.skipIf(!postgresAvailable)("PostgreSQL swaps asked for together", () =>
     await expect.poll(() => heard.length).toBe(20);
     expect([...heard].sort()).toEqual(keys.filter((_, i) => i % 2 === 0));
     await listening?.close();
+  });
+
+  it("reads asked for together go as one statement, each answered for its own key", async () => {
+    const keys = keysOf("read", 30);
+    for (const [i, key] of keys.entries()) if (i % 3 !== 0) await store.set(key, `r${i}`, i % 3 === 1 ? 60_000 : 1);
+    await new Promise((r) => setTimeout(r, 5)); // the 1 ms ones expire
+    sent.length = 0;
+    const read = await Promise.all([...keys, keys[1]!].map((key) => store.get(key)));
+    expect(sent).toEqual(["SELECT"]);
+    expect(read).toEqual([...keys.map((_, i) => (i % 3 === 1 ? `r${i}` : undefined)), "r1"]);
+    sent.length = 0;
+    expect(await store.get(keys[1]!)).toBe("r1");
+    expect(sent).toEqual(["SELECT"]);
+  });
+
+  it("adds asked for together go as one statement: each written only where its key is absent or expired, its index changes only then", async () => {
+    const keys = keysOf("add", 30);
+    for (const [i, key] of keys.entries()) if (i % 3 !== 0) await store.set(key, "there", i % 3 === 1 ? 60_000 : 1);
+    await new Promise((r) => setTimeout(r, 5)); // the 1 ms ones expire
+    sent.length = 0;
+    const outcomes = await Promise.all(keys.map((key, i) => store.addIndexed!(key, `new-${i}`, 60_000, [{ index: "add-due", member: key, at: i }])));
+    expect(sent).toEqual(["many"]);
+    expect(outcomes).toEqual(keys.map((_, i) => i % 3 !== 1));
+    expect(await Promise.all(keys.map((key) => store.get(key)))).toEqual(keys.map((_, i) => (i % 3 === 1 ? "there" : `new-${i}`)));
+    expect((await store.members("add-due", 100)).map((m) => m.member)).toEqual(keys.filter((_, i) => i % 3 !== 1));
+  });
+
+  it("adds bounded by one index's size are never counted in one statement; adds bounded by different ones go together", async () => {
+    // A bound is counted before the add, as concurrent adds always were: two adds of one share in
+    // one statement would each count without the other, so they go in statements of their own.
+    sent.length = 0;
+    const keys = keysOf("bounded", 5);
+    await Promise.all(keys.map((key) => store.addIndexed!(key, "v", 60_000, [{ index: "bounded-share", member: key, at: 1 }], { index: "bounded-share", below: 3 })));
+    expect(sent.filter((s) => s === "many")).toEqual([]);
+    expect(sent.filter((s) => s === "WITH")).toHaveLength(5);
+    // One after another, the bound holds exactly.
+    const later = keysOf("bounded-later", 3);
+    const outcomes = [];
+    for (const key of later) outcomes.push(await store.addIndexed!(key, "v", 60_000, [{ index: "later-share", member: key, at: 1 }], { index: "later-share", below: 2 }));
+    expect(outcomes).toEqual([true, true, false]);
+    // Adds bounded by other indexes still go together.
+    sent.length = 0;
+    const others = keysOf("other-bound", 4);
+    expect(await Promise.all(others.map((key, i) => store.addIndexed!(key, "v", 60_000, [{ index: `share-${i}`, member: key, at: 1 }], { index: `share-${i}`, below: 1 })))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(sent).toEqual(["many"]);
   });
 
   it("removes an index entry only for a swap that replaced", async () => {

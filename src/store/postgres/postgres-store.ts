@@ -4,7 +4,8 @@ import { bounded, redact } from "../bounded.js";
 import { listenPostgres, postgresChannel } from "../feed/postgres-feed.js";
 import { createPostgresNotifier } from "../feed/postgres-notifier.js";
 import { sharedFeed } from "../feed/shared-feed.js";
-import { swapGroups } from "./swap-groups.js";
+import { addStatements, rowsOfAdd } from "./add-statements.js";
+import { rowsOfSwap, turnBatches } from "./turn-batches.js";
 import { indexArrays, swapStatements } from "./swap-statements.js";
 import type { IndexChange, Notice, Store } from "../store.js";
 import { StoreError } from "../store.js";
@@ -196,25 +197,31 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   };
 
   const statements = swapStatements({ query, kv, due, now: NOW });
-  const { gatedIndexChanges } = statements;
-  const groups = swapGroups(statements.one, statements.many);
+  const swaps = turnBatches(statements.one, statements.many, rowsOfSwap);
+  const starts = addStatements({ query, kv, due, now: NOW, gatedIndexChanges: statements.gatedIndexChanges, gatedIndexChangesOfMany: statements.gatedIndexChangesOfMany });
+  const adds = turnBatches(starts.one, starts.many, rowsOfAdd);
   const swapIndexed = async (key: string, expected: string, value: string, ttlMs: number, notice: Notice | undefined, changes: readonly IndexChange[]) => {
     const checked = { key, expected, value: text("value", value), ttlMs: ms(ttlMs), changes };
     // No stored value holds a NUL (text refuses it), so such an expected value is never there.
-    return announced(!expected.includes("\u0000") && (await groups.swap(checked)), notice);
+    return announced(!expected.includes("\u0000") && (await swaps.ask(checked)), notice);
   };
 
+  const getMany = async (keys: readonly string[]): Promise<Array<string | undefined>> => {
+    if (keys.length === 0) return [];
+    const { rows } = await query("getMany", `SELECT key, value FROM ${kv} WHERE key = ANY($1::text[]) AND expires_at > ${NOW}`, [keys]);
+    const found = new Map(rows.map((row) => [String(row.key), String(row.value)]));
+    return keys.map((key) => found.get(key));
+  };
+  // Reads asked for in one turn go as one statement too (the first frames of the callers a burst
+  // of ends wakes, a sweep's records): a read of one key alone is the statement it always was.
+  const reads = turnBatches(async (key: string) => {
+    const { rows } = await query("get", `SELECT value FROM ${kv} WHERE key = $1 AND expires_at > ${NOW}`, [key]);
+    return rows.length > 0 ? String(rows[0]!.value) : undefined;
+  }, getMany);
+
   return {
-    async get(key) {
-      const { rows } = await query("get", `SELECT value FROM ${kv} WHERE key = $1 AND expires_at > ${NOW}`, [key]);
-      return rows.length > 0 ? String(rows[0]!.value) : undefined;
-    },
-    async getMany(keys) {
-      if (keys.length === 0) return [];
-      const { rows } = await query("getMany", `SELECT key, value FROM ${kv} WHERE key = ANY($1::text[]) AND expires_at > ${NOW}`, [keys]);
-      const found = new Map(rows.map((row) => [String(row.key), String(row.value)]));
-      return keys.map((key) => found.get(key));
-    },
+    get: (key) => reads.ask(key),
+    getMany,
     async add(key, value, ttlMs) {
       // Absent or expired: written. The conflict branch updates only an expired row.
       const { rowCount } = await query(
@@ -225,22 +232,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return rowCount === 1;
     },
     swap: (key, expected, value, ttlMs, notice) => swapIndexed(key, expected, value, ttlMs, notice, []),
-    async addIndexed(key, value, ttlMs, changes, limit) {
-      // `add` and `index` in one statement, one commit, as swapIndexed does for `swap` — and
-      // the limit's count in it too (as `size` counts; as racy as a count before the add).
-      // Counted up to the limit only: a start costs at most `below` index rows, however many the share holds.
-      const within = limit === undefined ? "" : `WHERE (SELECT count(*) FROM (SELECT 1 FROM ${due} WHERE idx = $9 LIMIT $10::bigint) s) < $10::bigint`;
-      const insert = `INSERT INTO ${kv} AS t (key, value, expires_at) SELECT $1, $2, ${NOW} + $3 ${within} ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at WHERE t.expires_at <= ${NOW}`;
-      const bound = limit === undefined ? [] : [limit.index, limit.below];
-      const { rowCount } = await query("add", `WITH w AS (${insert} RETURNING 1), ${gatedIndexChanges(4)} SELECT 1 FROM w`, [
-        text("key", key),
-        text("value", value),
-        ms(ttlMs),
-        ...indexArrays(changes),
-        ...bound,
-      ]);
-      return rowCount === 1;
-    },
+    addIndexed: async (key, value, ttlMs, changes, limit) => adds.ask({ key: text("key", key), value: text("value", value), ttlMs: ms(ttlMs), changes, limit }),
     swapIndexed,
     // One LISTEN connection per channel for every instance on this store object (feed/shared-feed.ts).
     listen: sharedFeed(async (channel, listener) => {
@@ -327,7 +319,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return now;
     },
     async close() {
-      groups.flush();
+      swaps.flush();
+      reads.flush();
+      adds.flush();
       clearInterval(purge);
       await purging;
       await notifier.drained();

@@ -1,8 +1,8 @@
 import type { IndexChange } from "../store.js";
-import type { GroupedSwap } from "./swap-groups.js";
+import type { GroupedSwap } from "./turn-batches.js";
 
 // store/postgres/swap-statements.ts holds the PostgreSQL store's compare-and-swap statements: one
-// swap alone, many swaps of distinct rows in one statement (swap-groups.ts gathers them), and the
+// swap alone, many swaps of distinct rows in one statement (turn-batches.ts gathers them), and the
 // index changes a write carries, gated on that write.
 
 /** What the statements need from the store: its bounded query, its two tables, its clock's SQL. */
@@ -13,7 +13,7 @@ export interface SwapStatementParts {
   now: string;
 }
 
-/** The swap statements of one store (`one`, `many` for swap-groups.ts) and its gated index changes. */
+/** The swap statements of one store (`one`, `many` for turn-batches.ts) and its gated index changes. */
 export function swapStatements({ query, kv, due, now }: SwapStatementParts) {
   /**
    * Index changes as data-modifying CTEs that act only when the write `w` before them did (each
@@ -24,6 +24,18 @@ export function swapStatements({ query, kv, due, now }: SwapStatementParts) {
     const [idx, member, at, goneIdx, goneMember] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
     return `gone AS (DELETE FROM ${due} d USING unnest(${goneIdx}::text[], ${goneMember}::text[]) AS r(idx, member) WHERE d.idx = r.idx AND d.member = r.member AND EXISTS (SELECT 1 FROM w)),
          added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest(${idx}::text[], ${member}::text[], ${at}::float8[]) AS a(idx, member, at) WHERE EXISTS (SELECT 1 FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)`;
+  };
+
+  /**
+   * The index changes of many writes in one statement, each gated on its own write: its number
+   * `n` (1-based, in the order given) among those `written` returns. Their seven parameters
+   * (`ownedIndexArrays`) start at `$first`.
+   */
+  const gatedIndexChangesOfMany = (first: number, written: string) => {
+    const [goneIdx, goneMember, goneN, idx, member, at, n] = [0, 1, 2, 3, 4, 5, 6].map((i) => `$${first + i}`);
+    return `gone AS (DELETE FROM ${due} d USING unnest(${goneIdx}::text[], ${goneMember}::text[], ${goneN}::bigint[]) AS r(idx, member, n) WHERE d.idx = r.idx AND d.member = r.member AND r.n IN (SELECT n FROM ${written})),
+         added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest(${idx}::text[], ${member}::text[], ${at}::float8[], ${n}::bigint[]) AS a(idx, member, at, n)
+                   WHERE a.n IN (SELECT n FROM ${written}) ORDER BY a.idx, a.member ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)`;
   };
 
   /** One swap alone: one row, its index changes gated on its write. */
@@ -40,9 +52,6 @@ export function swapStatements({ query, kv, due, now }: SwapStatementParts) {
    * subquery), so two instances' statements over the same rows wait for each other, never deadlock.
    */
   const swapMany = async (swaps: readonly GroupedSwap[]): Promise<boolean[]> => {
-    const owned = (pick: (c: IndexChange) => boolean) => swaps.flatMap((s, n) => s.changes.filter(pick).map((change) => ({ change, n: n + 1 })));
-    const adds = owned((c) => c.at !== null);
-    const removes = owned((c) => c.at === null);
     const keys = swaps.map((s) => s.key);
     const { rows } = await query(
       "swap",
@@ -54,29 +63,15 @@ export function swapStatements({ query, kv, due, now }: SwapStatementParts) {
          w AS (UPDATE ${kv} k SET value = i.value, expires_at = ${now} + i.ttl
                FROM i, (SELECT key FROM ${kv} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE) l
                WHERE k.key = l.key AND i.key = l.key AND k.value = i.expected AND k.expires_at > ${now} RETURNING i.n),
-         gone AS (DELETE FROM ${due} d USING unnest($5::text[], $6::text[], $7::bigint[]) AS r(idx, member, n) WHERE d.idx = r.idx AND d.member = r.member AND r.n IN (SELECT n FROM w)),
-         added AS (INSERT INTO ${due} (idx, member, at) SELECT a.idx, a.member, a.at FROM unnest($8::text[], $9::text[], $10::float8[], $11::bigint[]) AS a(idx, member, at, n)
-                   WHERE a.n IN (SELECT n FROM w) ON CONFLICT (idx, member) DO UPDATE SET at = EXCLUDED.at)
+         ${gatedIndexChangesOfMany(5, "w")}
        SELECT n FROM w`,
-      [
-        keys,
-        JSON.stringify(swaps.map((s) => wellFormed(s.expected))),
-        JSON.stringify(swaps.map((s) => wellFormed(s.value))),
-        swaps.map((s) => s.ttlMs),
-        removes.map((r) => r.change.index),
-        removes.map((r) => r.change.member),
-        removes.map((r) => r.n),
-        adds.map((a) => a.change.index),
-        adds.map((a) => a.change.member),
-        adds.map((a) => a.change.at),
-        adds.map((a) => a.n),
-      ],
+      [keys, JSON.stringify(swaps.map((s) => wellFormed(s.expected))), JSON.stringify(swaps.map((s) => wellFormed(s.value))), swaps.map((s) => s.ttlMs), ...ownedIndexArrays(swaps)],
     );
     const written = new Set(rows.map((row) => Number(row.n)));
     return swaps.map((_, n) => written.has(n + 1));
   };
 
-  return { gatedIndexChanges, one: swapOne, many: swapMany };
+  return { gatedIndexChanges, gatedIndexChangesOfMany, one: swapOne, many: swapMany };
 }
 
 /** Index changes as the five arrays the statements unnest: additions (index, member, time), then removals (index, member). */
@@ -86,10 +81,26 @@ export function indexArrays(changes: readonly IndexChange[]): [string[], string[
   return [adds.map((c) => c.index), adds.map((c) => c.member), adds.map((c) => c.at!), removes.map((c) => c.index), removes.map((c) => c.member)];
 }
 
+/** The index changes of many writes as the seven arrays `gatedIndexChangesOfMany` unnests: removals (index, member, write), then additions (index, member, time, write). */
+export function ownedIndexArrays(writes: ReadonlyArray<{ changes: readonly IndexChange[] }>): [string[], string[], number[], string[], string[], number[], number[]] {
+  const owned = writes.flatMap((w, i) => w.changes.map((change) => ({ change, n: i + 1 })));
+  const removed = owned.filter((o) => o.change.at === null);
+  const added = owned.filter((o) => o.change.at !== null);
+  return [
+    removed.map((r) => r.change.index),
+    removed.map((r) => r.change.member),
+    removed.map((r) => r.n),
+    added.map((a) => a.change.index),
+    added.map((a) => a.change.member),
+    added.map((a) => a.change.at!),
+    added.map((a) => a.n),
+  ];
+}
+
 /**
  * `text` with each lone surrogate as U+FFFD: what node-postgres sends for a text parameter (its
  * UTF-8), and what a JSON parameter must hold (PostgreSQL refuses a lone surrogate's escape).
  */
-function wellFormed(text: string): string {
+export function wellFormed(text: string): string {
   return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
