@@ -15,9 +15,9 @@ export interface StoreClock {
   /**
    * How far `now()` may be from the store's clock, in milliseconds: half the round trip of the
    * measurement in use, grown by the clocks' drift since it was taken, and 0 for a store without
-   * a clock of its own. Two instances' `now()`
-   * can differ by both their uncertainties, so a lease is judged with them: an instance counts
-   * its own lease as ending this much sooner, and another's as ending this much later.
+   * a clock of its own. Two instances' `now()` can differ by both their uncertainties, so a lease
+   * is judged with them: an instance counts its own lease as ending this much sooner, and
+   * another's as ending this much later.
    */
   uncertainty(): number;
   /**
@@ -41,8 +41,9 @@ export interface StoreClockOptions {
 /** The store's clock as this instance sees it (see `StoreClock`). */
 export function createStoreClock({ store, local, resyncMs = 10_000, maxRoundTripMs = 200 }: StoreClockOptions): StoreClock {
   let offset = 0;
-  /** When the offset in use was measured (its uncertainty grows from then), and when the clock was last measured at all. */
+  /** When the offset in use was measured: its uncertainty grows from then. */
   let measured = -Infinity;
+  /** When the clock was last measured, the reading kept or not: the next resync is due from then. */
   let checked = -Infinity;
   // Until a measurement succeeds the local clock stands in, as uncertain as the worst kept one.
   let measuredUncertainty = store.time === undefined ? 0 : maxRoundTripMs / 2;

@@ -1,5 +1,6 @@
 import type { IndexChange, IndexLimit } from "../store.js";
 import { indexArrays, ownedIndexArrays, type SwapStatementParts, wellFormed } from "./swap-statements.js";
+import { rowsWritten } from "./turn-batches.js";
 
 // store/postgres/add-statements.ts holds the PostgreSQL store's add-if-absent with index changes
 // (a task's start): one alone, or many of distinct keys in one statement (turn-batches.ts gathers
@@ -15,7 +16,7 @@ export interface GroupedAdd {
 }
 
 /** The rows an add writes or counts: its key, its index entries, and the index its limit counts (two adds of one share in one statement would each count without the other). */
-export const rowsOfAdd = (add: GroupedAdd): string[] => [add.key, ...add.changes.map((c) => `\u0000${c.index}\u0000${c.member}`), ...(add.limit === undefined ? [] : [`\u0000${add.limit.index}`])];
+export const rowsOfAdd = (add: GroupedAdd): string[] => [...rowsWritten(add.key, add.changes), ...(add.limit === undefined ? [] : [`\u0000${add.limit.index}`])];
 
 /** The add statements of one store (`one`, `many` for turn-batches.ts). */
 export function addStatements({

@@ -68,5 +68,8 @@ export function turnBatches<I, O>(one: (item: I) => Promise<O>, many: (items: re
   };
 }
 
-/** The rows a swap writes: its key and its index entries. */
-export const rowsOfSwap = (swap: GroupedSwap): string[] => [swap.key, ...swap.changes.map((c) => `\u0000${c.index}\u0000${c.member}`)];
+/** The rows a write names: its key and its index entries (an index entry as `rowsOf` tells them apart from keys). */
+export const rowsWritten = (key: string, changes: readonly IndexChange[]): string[] => [key, ...changes.map((c) => `\u0000${c.index}\u0000${c.member}`)];
+
+/** The rows a swap writes. */
+export const rowsOfSwap = (swap: GroupedSwap): string[] => rowsWritten(swap.key, swap.changes);
