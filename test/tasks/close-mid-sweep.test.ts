@@ -73,6 +73,12 @@ describe.each(kinds)("closing an instance mid-sweep on $name", (kind) => {
     await until(async () => (ran.size === 40 ? true : undefined), 15_000).catch((e) => {
       throw new Error(`${(e as Error).message}: ${ran.size} of 40 tasks started their first step`);
     });
+    // All 40 asleep before the starter closes: a run whose sleep was not written yet is handed
+    // back due now, and the closing instance's sweep would wait on that one held take-over alone.
+    const asleep = async () => (await createTaskAdmin({ store }).list({ status: "working", limit: 100 })).filter((t) => t.state.startsWith("asleep")).length;
+    await until(async () => ((await asleep()) === 40 ? true : undefined), 15_000).catch(async (e) => {
+      throw new Error(`${(e as Error).message}: ${await asleep()} of 40 tasks asleep`);
+    });
     await starter.close();
     expect(Date.now()).toBeLessThan(due); // else the starter may have woken some itself
 
