@@ -144,9 +144,14 @@ export function createSweeper({ store, time, update, peek, peekMany, newRun, lau
     if (taken.written && taken.record) launch(taken.record);
     else if (taken.record === undefined || isTerminal(taken.record.status) || due === undefined) await store.unschedule(LEASES, id);
     else if (taken.record.cancel === true && (taken.record.lease === undefined || transition.leaseEnded(taken.record.lease, now, time.uncertainty()))) await cancelled(id);
-    // An entry earlier than the task is due (an index write lost, a wait re-armed): moved to its time.
-    else if (due > now) await store.schedule(LEASES, id, due);
-    else return false;
+    else if (due > now) {
+      // An entry earlier than the task is due (an index write lost, a wait re-armed): moved to
+      // its time — unless the record changed since the sweep read it (another instance took the
+      // task first): that write moved the entry with it, and the sweep's batch would wait for a
+      // write that changes nothing. Were that move lost (a store without swapIndexed), the next
+      // sweep finds the record as it read it and moves the entry then.
+      if (read === undefined || read.record.rev === taken.record.rev) await store.schedule(LEASES, id, due);
+    } else return false;
     return true;
   }
 

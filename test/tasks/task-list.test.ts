@@ -6,6 +6,7 @@ import { LIST_ALL, LIST_HELD, listByStatus, listIndexesOf, moveInList } from "..
 import type { TaskRecord } from "../../src/tasks/record/record.js";
 import { closedAfterEach, until } from "../support/instances.js";
 import { testKey } from "../support/keys.js";
+import { taskRecord } from "../support/task-record.js";
 
 // Issue 56, point 2: `tasks list` with filters answers a page without reading every task —
 // through indexes by creation time per tool, principal, status and held tasks, paged by a
@@ -188,25 +189,7 @@ describe("a filtered task list reads the index its filter names", () => {
 });
 
 describe("moving a task between status indexes", () => {
-  const base = {
-    v: 1,
-    id: "t1",
-    rev: 0,
-    tool: "x",
-    args: {},
-    call: "c",
-    caps: {},
-    created: 1000,
-    updated: 1000,
-    ttlMs: 60_000,
-    pollMs: 100,
-    journal: [],
-    outstanding: {},
-    waiting: [],
-    answers: {},
-    partial: {},
-    used: [],
-  } as unknown as TaskRecord;
+  const base = taskRecord({ id: "t1", created: 1000, updated: 1000, pollMs: 100 });
   const states: Array<Pick<TaskRecord, "status" | "held">> = [
     { status: "working" },
     { status: "input_required" },

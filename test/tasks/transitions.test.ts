@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TaskRecord } from "../../src/tasks/record/record.js";
 import * as t from "../../src/tasks/record/transitions.js";
+import { taskRecord } from "../support/task-record.js";
 
 // The task record's transitions as pure functions: what each does to a record, without a store.
 
@@ -12,29 +13,7 @@ let runs = 0;
 const newRun: t.NewRun = (r) => ({ lease: lease({ owner: "me", run: `n${++runs}` }), runs: (r.runs ?? 0) + 1 });
 
 function running(over: Partial<TaskRecord> = {}): TaskRecord {
-  return {
-    v: 1,
-    id: "T",
-    rev: 0,
-    tool: "x",
-    args: {},
-    call: "c",
-    caps: {},
-    status: "working",
-    created: 0,
-    updated: 0,
-    ttlMs: 60_000,
-    pollMs: 500,
-    journal: [],
-    outstanding: {},
-    waiting: [],
-    answers: {},
-    partial: {},
-    used: [],
-    lease: lease(holder),
-    runs: 1,
-    ...over,
-  };
+  return taskRecord({ lease: lease(holder), runs: 1, ...over });
 }
 const ask = { method: "elicitation/create", params: { message: "?", requestedSchema: { type: "object", properties: {} } } } as const;
 const asks = (keys: string[]): t.AsksOutcome => ({
