@@ -4,6 +4,7 @@ import type { Definition, PromptDefinition, ResourceDefinition, ResourceTemplate
 import { createRuntime, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import { ErrorCode, type MultiRoundMethod, ProtocolError, TASKS_EXTENSION } from "../wire/index.js";
 import { defaultPrincipal, multiRoundParams, type PrincipalOf, requestInfoOf } from "./context.js";
+import { listedSchema, promptArgsSchema } from "./listed-schemas.js";
 
 /** Options of `register`. */
 export interface RegisterOptions {
@@ -14,18 +15,6 @@ export interface RegisterOptions {
 }
 
 type Handler = (request: { params: Record<string, unknown> }, ctx: ServerContext) => Promise<unknown>;
-
-/** The prompt's arguments as the SDK lists them: name, whether required, and the description. */
-function promptArgsSchema(def: PromptDefinition) {
-  return z.object(
-    Object.fromEntries(
-      def.arguments.map((a) => {
-        const field = a.description === undefined ? z.string() : z.string().describe(a.description);
-        return [a.name, a.required ? field : field.optional()];
-      }),
-    ),
-  );
-}
 
 const unreachable = () => {
   throw new Error("mcp-yield: this handler is replaced by the runtime's dispatcher");
@@ -101,7 +90,12 @@ export function register(server: McpServer, definitions: readonly Definition[], 
       tools.set(def.name, def);
       server.registerTool(
         def.name,
-        { ...(def.title !== undefined ? { title: def.title } : {}), description: def.description, inputSchema: def.input, ...(def.output ? { outputSchema: def.output } : {}) },
+        {
+          ...(def.title !== undefined ? { title: def.title } : {}),
+          description: def.description,
+          inputSchema: listedSchema(def.input),
+          ...(def.output ? { outputSchema: listedSchema(def.output) } : {}),
+        },
         unreachable,
       );
     } else if (def.type === "prompt") {
