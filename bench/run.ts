@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { replayChart } from "./chart.js";
 import { compareRuns, comparisonLines } from "./compare-runs.js";
 import { httpSection } from "./http-load.js";
+import { httpTaskCalls } from "./http-tasks.js";
 import { updateReadmeBlock } from "./readme-block.js";
 import { PINNED_CPU, QUICK, spreads, unstable } from "./harness.js";
 import { versusQueues } from "./queue-pairs.js";
@@ -130,6 +131,13 @@ const queues =
           concurrency: 16,
         }),
       );
+// One example server on Redis serving task calls over HTTP (`npm run bench:tasks` also with three).
+const httpTasks =
+  QUICK || !redis
+    ? undefined
+    : await section("task calls over HTTP, one server process on Redis", () =>
+        httpTaskCalls({ redisUrl: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", processes: 1, seconds: 10, concurrency: 16 }),
+      );
 const status = QUICK ? [] : await section("pushed task status, per store", () => statusSection(redis, postgres));
 
 const at = <T extends { rounds?: number; records?: number }>(rows: T[], key: "rounds" | "records", v: number) => rows.find((r) => r[key] === v)!;
@@ -197,6 +205,7 @@ const targets: Target[] = [
   // A run where no call was held measured nothing per held call: not met.
   atMost("heap per held suspended call at its third ask (KiB)", heap.kibPerHeld ?? Number.POSITIVE_INFINITY, 8),
   atLeast("HTTP: generator / hand-written calls per second", http.ratio, 1.0, http.range),
+  ...(httpTasks ? [atLeast("tasks over HTTP: task calls per second, one example server process on Redis, 16 callers on the same machine", httpTasks.callsPerSecond, 1000)] : []),
   atLeast("live path at volume: share of later rounds resumed, 5,000 calls in flight, default bounds", volume.share, 0.9),
   atMost("live path at volume: heap grown with 5,000 calls in flight (MiB, their states included)", volume.heapMiB, 16),
   ...wakes.map((w) => atMost(`${w.store}: wake-up lateness p99, 1,000 tasks waking within one second, 2 instances (ms)`, w.p99, 250)),
@@ -260,6 +269,7 @@ const results = {
   queues,
   instances,
   http,
+  httpTasks,
   wakes,
   status,
 };
@@ -354,6 +364,11 @@ lines.push(
   "",
   `HTTP — completed ${http.rounds}-ask calls per second, ${http.concurrency} concurrent clients, one SDK server at a time (${http.runs} fresh servers, ${http.periods} alternating periods each, the ratio paired per pair of periods): generator ${f(http.generatorCallsPerSec, 0)}, hand-written ${f(http.handWrittenCallsPerSec, 0)}, ratio ${f(http.ratio)} (${f(http.range[0])}–${f(http.range[1])}).`,
 );
+if (httpTasks)
+  lines.push(
+    "",
+    `Task calls over HTTP — one example server on Redis, ${httpTasks.concurrency} callers in the bench process, ${httpTasks.seconds} s, a zero-work task created and listened for until it completes: ${f(httpTasks.callsPerSecond, 0)} calls/s; CPU per call: the server ${httpTasks.serverCpuMsPerCall === undefined ? "—" : `${f(httpTasks.serverCpuMsPerCall)} ms`}, the callers ${f(httpTasks.clientCpuMsPerCall)} ms (they share the machine's cores).`,
+  );
 if (!QUICK) lines.push("", "Wake-ups and pushed task status (bench/task-status.ts; `npm run bench:wakeups` and `npm run bench:status` alone):", "");
 for (const w of wakes) lines.push(`- ${w.store}: 1,000 tasks waking within one second, 2 instances: lateness p50 ${w.p50} ms, p99 ${w.p99} ms.`);
 for (const r of status) lines.push(`- ${statusLine(r)}.`);
