@@ -39,6 +39,8 @@ export interface TaskStatusOptions {
 }
 
 const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
+/** Why the SDK's part of a listen is stopped: ours ended. One reason for all (no DOMException, with its stack, per listen). */
+const LISTEN_ENDED = new Error("mcp-yield: the listen ended");
 
 /** A listen request that names task ids (anything else goes to the SDK untouched). */
 const taskListen = z.object({
@@ -84,20 +86,26 @@ export function withTaskStatus<H extends McpFetchHandler>(handler: H, runtime: R
   };
   const open = new Set<(graceful: boolean) => void>();
 
-  async function listenMessage(request: Request, parsedBody: unknown): Promise<z.infer<typeof taskListen> | undefined> {
-    if (request.method !== "POST" || request.headers.get("mcp-method") !== "subscriptions/listen") return undefined;
-    let body = parsedBody;
-    if (body === undefined) {
-      const text = await readBoundedText(request.clone(), maxBody).catch(() => undefined);
-      if (text === undefined) return undefined;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return undefined;
-      }
+  /**
+   * A listen's body, read once: parsed (undefined when it is not JSON or could not be read), and
+   * the request to hand on beside it. The request's own body is read when its length is declared
+   * within the bound (the SDK then gets the parsed body and reads nothing); otherwise a clone is,
+   * and the SDK reads and refuses the original as it would without us.
+   */
+  async function readListen(request: Request, parsedBody: unknown): Promise<{ body: unknown; forward: Request; unreadable?: true }> {
+    if (parsedBody !== undefined) return { body: parsedBody, forward: request };
+    const declared = Number(request.headers.get("content-length"));
+    const direct = request.headers.has("content-length") && Number.isSafeInteger(declared) && declared <= maxBody;
+    const text = await readBoundedText(direct ? request : request.clone(), maxBody).catch(() => undefined);
+    // The request's own body, longer than it declared or broken off: nothing is left to hand on.
+    if (text === undefined && direct) return { body: undefined, forward: request, unreadable: true };
+    if (text === undefined) return { body: undefined, forward: request };
+    try {
+      return { body: JSON.parse(text), forward: request };
+    } catch {
+      // Not JSON: the SDK answers with its own parse error, from the bytes as they came.
+      return { body: undefined, forward: direct ? new Request(request.url, { method: request.method, headers: request.headers, body: text, signal: request.signal }) : request };
     }
-    const parsed = taskListen.safeParse(body);
-    return parsed.success ? parsed.data : undefined;
   }
 
   async function serveListen(request: Request, message: z.infer<typeof taskListen>, authInfo: AuthInfo | undefined): Promise<Response> {
@@ -114,18 +122,21 @@ export function withTaskStatus<H extends McpFetchHandler>(handler: H, runtime: R
     // filter), and the kinds it honours. The runtime then checks the capability and the task ids.
     const { taskIds: _ids, ...others } = params.notifications;
     const forwardedBody = { ...message, params: { ...params, notifications: others } };
-    const upstream = new AbortController();
-    const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: JSON.stringify(forwardedBody), signal: upstream.signal });
+    // With no other kinds asked for, the SDK honours none and its stream ends after its
+    // acknowledgement: it gets this very request (its signal is the client's) and the body parsed.
+    // Otherwise a request of its own, whose signal ends the SDK's stream when this one ends.
+    const upstream = Object.keys(others).length === 0 ? undefined : new AbortController();
+    const forwarded = upstream === undefined ? request : new Request(request.url, { method: "POST", headers: request.headers, body: JSON.stringify(forwardedBody), signal: upstream.signal });
     const sdk = await handler.fetch(forwarded, { ...(authInfo !== undefined ? { authInfo } : {}), parsedBody: forwardedBody });
     if (!sdk.ok || sdk.body === null || !(sdk.headers.get("content-type") ?? "").includes("text/event-stream")) {
-      upstream.abort();
+      upstream?.abort(LISTEN_ENDED);
       return sdk;
     }
     const sdkEvents = sseData(sdk.body);
     const first = await sdkEvents.next().catch(() => undefined);
     const ack = first === undefined || first.done ? undefined : acknowledgement.safeParse(safeJson(first.value));
     if (!ack?.success) {
-      upstream.abort();
+      upstream?.abort(LISTEN_ENDED);
       void sdkEvents.return(undefined);
       report(new Error("subscriptions/listen: the SDK's stream did not start with its acknowledgement"));
       return errorResponse(200, id, { code: ErrorCode.InternalError, message: "Internal error" });
@@ -157,7 +168,7 @@ export function withTaskStatus<H extends McpFetchHandler>(handler: H, runtime: R
       open.delete(teardown);
       watch?.close();
       clearInterval(keepAlive);
-      upstream.abort();
+      upstream?.abort(LISTEN_ENDED);
       void sdkEvents.return(undefined);
       try {
         out?.close();
@@ -179,7 +190,7 @@ export function withTaskStatus<H extends McpFetchHandler>(handler: H, runtime: R
     try {
       watch = await runtime.listenTasks(params, info, sink);
     } catch (error) {
-      upstream.abort();
+      upstream?.abort(LISTEN_ENDED);
       void sdkEvents.return(undefined);
       return protocolErrorResponse(id, error);
     }
@@ -237,9 +248,12 @@ export function withTaskStatus<H extends McpFetchHandler>(handler: H, runtime: R
   return {
     ...handler,
     async fetch(request, requestOptions) {
-      const message = await listenMessage(request, requestOptions?.parsedBody);
-      if (message === undefined) return handler.fetch(request, requestOptions);
-      return serveListen(request, message, requestOptions?.authInfo);
+      if (request.method !== "POST" || request.headers.get("mcp-method") !== "subscriptions/listen") return handler.fetch(request, requestOptions);
+      const { body, forward, unreadable } = await readListen(request, requestOptions?.parsedBody);
+      if (unreadable) return errorResponse(400, null, { code: ErrorCode.ParseError, message: "Parse error: the request body could not be read" });
+      const message = body === undefined ? undefined : taskListen.safeParse(body);
+      if (message?.success) return serveListen(forward, message.data, requestOptions?.authInfo);
+      return handler.fetch(forward, { ...requestOptions, ...(body !== undefined ? { parsedBody: body } : {}) });
     },
     async close() {
       for (const teardown of [...open]) teardown(true);

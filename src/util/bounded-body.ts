@@ -1,12 +1,14 @@
 /**
  * A body's text, read no further than `max` bytes: `undefined` when it is larger (declared in
  * `content-length`, or found while reading — the rest is not read). Whoever sends it cannot make
- * the reader buffer without bound.
+ * the reader buffer without bound. The rest is cancelled, not awaited: cancelling one branch of a
+ * tee (a `request.clone()`) settles only once the other branch is cancelled too, which may never
+ * happen — awaiting it hung the read.
  */
 export async function readBoundedText(message: { body: ReadableStream<Uint8Array> | null; headers: Headers }, max: number): Promise<string | undefined> {
   const declared = Number(message.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > max) {
-    await message.body?.cancel().catch(() => {});
+    void message.body?.cancel().catch(() => {});
     return undefined;
   }
   if (message.body === null) return "";
@@ -19,7 +21,7 @@ export async function readBoundedText(message: { body: ReadableStream<Uint8Array
     if (done) return text + decoder.decode();
     bytes += value.byteLength;
     if (bytes > max) {
-      await reader.cancel().catch(() => {});
+      void reader.cancel().catch(() => {});
       return undefined;
     }
     text += decoder.decode(value, { stream: true });

@@ -188,3 +188,57 @@ describe("subscriptions/listen with task ids", () => {
     expect(((await stream.next())!.params as { notifications: unknown }).notifications).toEqual({});
   });
 });
+
+describe("a listen's body, read once", () => {
+  /** `request` with its length declared, as an HTTP server's request has it (an in-process Request declares none). */
+  async function withLength(request: Request): Promise<Request> {
+    const body = await request.text();
+    const headers = new Headers(request.headers);
+    headers.set("content-length", String(new TextEncoder().encode(body).byteLength));
+    return new Request(request.url, { method: "POST", headers, body });
+  }
+
+  it.each([
+    ["declared", true],
+    ["not declared", false],
+  ])("with its length %s, a listen with task ids is served and one without goes to the SDK", async (_, declared) => {
+    const i = instance();
+    const taskId = await startTwoAsks(i);
+    const shaped = async (r: Request) => (declared ? withLength(r) : r);
+    const tasks = frames(await i.handler.fetch(await shaped(rpcRequest(21, "subscriptions/listen", { notifications: { taskIds: [taskId] } }))));
+    expect(((await tasks.next())!.params as { notifications: unknown }).notifications).toEqual({ taskIds: [taskId] });
+    expect(await tasks.next()).toMatchObject({ method: "notifications/tasks", params: { taskId, status: "input_required" } });
+    tasks.close();
+    const sdk = frames(await i.handler.fetch(await shaped(rpcRequest(22, "subscriptions/listen", { notifications: { toolsListChanged: true } }))));
+    expect(((await sdk.next())!.params as { notifications: unknown }).notifications).toEqual({ toolsListChanged: true });
+    i.handler.notify.toolsChanged();
+    expect(await sdk.next()).toMatchObject({ method: "notifications/tools/list_changed" });
+    sdk.close();
+  });
+
+  it.each([
+    ["declared", true],
+    ["not declared", false],
+  ])("not JSON, with its length %s: the SDK's parse error (-32700)", async (_, declared) => {
+    const i = instance();
+    const plain = rpcRequest(23, "subscriptions/listen", { notifications: { taskIds: ["t"] } });
+    const broken = new Request(plain.url, { method: "POST", headers: plain.headers, body: '{"jsonrpc":"2.0","id":23,' });
+    const response = await i.handler.fetch(declared ? await withLength(broken) : broken);
+    expect(response.status).toBe(400);
+    expect((await response.json()) as unknown).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it("larger than the bound: the SDK's 413; longer than it declares: the SDK's unreadable body (-32700)", async () => {
+    const i = instance();
+    const big = () => rpcRequest(24, "subscriptions/listen", { notifications: { taskIds: ["t"] }, pad: "x".repeat(5 * 1024 * 1024) });
+    const declared = await i.handler.fetch(await withLength(big()));
+    expect(declared.status).toBe(413);
+    expect((await i.handler.fetch(big())).status).toBe(413);
+    // An HTTP server frames a body by its declared length; a Request built by hand can disagree.
+    const lying = await withLength(big());
+    lying.headers.set("content-length", "100");
+    const response = await i.handler.fetch(lying);
+    expect(response.status).toBe(400);
+    expect((await response.json()) as unknown).toMatchObject({ error: { code: -32700 } });
+  });
+});
