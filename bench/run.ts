@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { replayChart } from "./chart.js";
 import { compareRuns, comparisonLines } from "./compare-runs.js";
 import { httpSection } from "./http-load.js";
-import { httpTaskCalls } from "./http-tasks.js";
+import { httpTaskCalls, sdkFloorMsPerRequest } from "./http-tasks.js";
 import { updateReadmeBlock } from "./readme-block.js";
 import { PINNED_CPU, QUICK, spreads, unstable } from "./harness.js";
 import { versusQueues } from "./queue-pairs.js";
@@ -135,9 +135,10 @@ const queues =
 const httpTasks =
   QUICK || !redis
     ? undefined
-    : await section("task calls over HTTP, one server process on Redis", () =>
-        httpTaskCalls({ redisUrl: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", processes: 1, seconds: 10, concurrency: 16 }),
-      );
+    : await section("task calls over HTTP, one server process on Redis, and the SDK's floor", async () => ({
+        ...(await httpTaskCalls({ redisUrl: process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379", processes: 1, seconds: 10, concurrency: 16 })),
+        sdkFloorMsPerRequest: await sdkFloorMsPerRequest({ seconds: 5, concurrency: 16 }),
+      }));
 const status = QUICK ? [] : await section("pushed task status, per store", () => statusSection(redis, postgres));
 
 const at = <T extends { rounds?: number; records?: number }>(rows: T[], key: "rounds" | "records", v: number) => rows.find((r) => r[key] === v)!;
@@ -367,7 +368,7 @@ lines.push(
 if (httpTasks)
   lines.push(
     "",
-    `Task calls over HTTP — one example server on Redis, ${httpTasks.concurrency} callers in the bench process, ${httpTasks.seconds} s, a zero-work task created and listened for until it completes: ${f(httpTasks.callsPerSecond, 0)} calls/s; CPU per call: the server ${httpTasks.serverCpuMsPerCall === undefined ? "—" : `${f(httpTasks.serverCpuMsPerCall)} ms`}, the callers ${f(httpTasks.clientCpuMsPerCall)} ms (they share the machine's cores).`,
+    `Task calls over HTTP — one example server on Redis, ${httpTasks.concurrency} callers in the bench process, ${httpTasks.seconds} s, a zero-work task created and listened for until it completes: ${f(httpTasks.callsPerSecond, 0)} calls/s; CPU per call: the server ${httpTasks.serverCpuMsPerCall === undefined ? "—" : `${f(httpTasks.serverCpuMsPerCall)} ms`}, the callers ${f(httpTasks.clientCpuMsPerCall)} ms (they share the machine's cores). The SDK alone (a fresh McpServer per request, one plain tool) spends ${httpTasks.sdkFloorMsPerRequest === undefined ? "—" : `${f(httpTasks.sdkFloorMsPerRequest)} ms`} of CPU per \`tools/call\` request; a task call is two requests (the call, its listen), so one process serves at most ${httpTasks.sdkFloorMsPerRequest === undefined ? "—" : f(1000 / (2 * httpTasks.sdkFloorMsPerRequest), 0)} task calls/s however little the engine costs.`,
   );
 if (!QUICK) lines.push("", "Wake-ups and pushed task status (bench/task-status.ts; `npm run bench:wakeups` and `npm run bench:status` alone):", "");
 for (const w of wakes) lines.push(`- ${w.store}: 1,000 tasks waking within one second, 2 instances: lateness p50 ${w.p50} ms, p99 ${w.p99} ms.`);

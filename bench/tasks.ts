@@ -8,7 +8,7 @@
 // call, its listen included, goes to the next process in turn). The clients, the servers and
 // the stores share this machine's cores.
 import os from "node:os";
-import { httpTaskCalls } from "./http-tasks.js";
+import { httpTaskCalls, sdkFloorMsPerRequest } from "./http-tasks.js";
 import { versusQueues } from "./queue-pairs.js";
 
 const REDIS = process.env.MCP_YIELD_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -60,3 +60,8 @@ console.log(
     ...rows,
   ].join("\n"),
 );
+const floor = await sdkFloorMsPerRequest({ seconds: SECONDS / 2, concurrency: CONCURRENCY });
+if (floor !== undefined)
+  console.log(
+    `\nThe SDK alone (a fresh McpServer per request, one plain tool): ${floor.toFixed(2)} ms of server CPU per tools/call request. A task call is two requests (the call, its listen): one process serves at most ${(1000 / (2 * floor)).toFixed(0)} task calls/s however little the engine costs.`,
+  );
