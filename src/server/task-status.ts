@@ -90,7 +90,7 @@ export function withTaskStatus<H extends McpFetchHandler>(handler: H, runtime: R
    * A listen's body, read once: parsed (undefined when it is not JSON or could not be read), and
    * the request to hand on beside it. The request's own body is read when its length is declared
    * within the bound (the SDK then gets the parsed body and reads nothing); otherwise a clone is,
-   * and the SDK reads and refuses the original as it would without us.
+   * and a listen not served here reaches the SDK whole, read (or refused) as without us.
    */
   async function readListen(request: Request, parsedBody: unknown): Promise<{ body: unknown; forward: Request; unreadable?: true }> {
     if (parsedBody !== undefined) return { body: parsedBody, forward: request };
